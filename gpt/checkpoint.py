@@ -11,7 +11,7 @@ import nn
 from gpt.config import config_to_dict
 from gpt.model import GELU_APPROXIMATE
 from gpt.plot import PLOT_NAME
-from nn.serialization import atomic_write, temporaries
+from minigrad._atomic_files import atomic_write, temporaries
 
 MODEL_KEYS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size", "dropout", "activation")
 CKPT_NAME, BEST_NAME, LOG_NAME = "ckpt.safetensors", "best.safetensors", "log.jsonl"

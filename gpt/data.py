@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from gpt.tokenizer import CharTokenizer, DataError, GPT2Tokenizer, tokenizer_from_meta
-from nn.serialization import atomic_write
+from minigrad._atomic_files import atomic_write
 
 __all__ = [
     "BatchSampler",

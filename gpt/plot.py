@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from nn.serialization import atomic_write
+from minigrad._atomic_files import atomic_write
 
 LOG_NAME, PLOT_NAME = "log.jsonl", "loss.png"
 INSTALL = "pip install 'minigrad[plot]' (matplotlib)"

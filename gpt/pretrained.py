@@ -25,7 +25,7 @@ import nn
 from gpt.model import GPT, GPTConfig
 from gpt.tokenizer import GPT2Tokenizer
 from minigrad.device import to_device
-from nn.serialization import atomic_write
+from minigrad._atomic_files import atomic_write
 
 NAMES = ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl")
 CONFIG_NAME, WEIGHTS_NAME = "config.json", "model.safetensors"

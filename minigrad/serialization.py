@@ -28,9 +28,7 @@ import contextlib
 import io
 import os
 import pickle
-import re
 import sys
-import uuid
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -39,6 +37,7 @@ import numpy as np
 
 from . import _weights_only_unpickler as _wou
 from . import dtypes
+from ._atomic_files import atomic_write, temporaries  # noqa: F401 (minigrad.serialization's, as before)
 from .device import cuda_is_available, to_device
 from .device import device as Device
 from .tensor import Size, Tensor
@@ -48,7 +47,6 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 
 DEFAULT_PROTOCOL = 2  # PyTorch's
 _ALIGNMENT = 64  # PyTorch aligns each storage record to 64 bytes in the file, so it can be memory-mapped
-_TMP_SUFFIX = ".tmp"
 _ZIP_MAGIC = b"PK\x03\x04"
 _LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."  # the first pickle of a pre-1.6 PyTorch file
 
@@ -110,52 +108,6 @@ def _user_globals():
         obj, name = g if isinstance(g, tuple) else (g, f"{g.__module__}.{getattr(g, '__qualname__', g.__name__)}")
         out[name] = obj
     return out
-
-
-# ---- atomic files ------------------------------------------------------------------------------------
-def atomic_write(path, write):
-    """Create or replace the file `path` so that a reader (or a crash) sees the old file or the new
-    one, never a part: `write(tmp)` fills a temporary file in the same folder, which is flushed to
-    disk (fsync) and renamed over `path`; on any error the temporary file is removed."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}{_TMP_SUFFIX}")
-    try:
-        write(tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    _fsync_folder(folder)
-
-
-def temporaries(path):
-    """The temporary files `atomic_write(path, ...)` creates for `path` (sorted paths): any found
-    while no write is running were left by a process killed mid-write, and may be removed."""
-    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
-    pattern = re.compile(re.escape(f".{os.path.basename(os.fspath(path))}.") + r"[0-9a-f]{8}" + re.escape(_TMP_SUFFIX))
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    return sorted(os.path.join(folder, n) for n in names if pattern.fullmatch(n))
-
-
-def _fsync_folder(folder):
-    """Make the rename itself durable (best effort: not every OS lets a folder be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # ---- writing -----------------------------------------------------------------------------------------

@@ -186,9 +186,36 @@ def _load_cached(cache, sig, target_context):
     returns None, and numba then compiles, its compiler refreshing the contexts first."""
     from numba.core.runtime import rtsys
 
-    rtsys.initialize(target_context)
-    with cache._guard_against_spurious_io_errors():
-        return cache._load_overload(sig, target_context)
+    with _without_lock_events():
+        rtsys.initialize(target_context)
+        with cache._guard_against_spurious_io_errors():
+            return cache._load_overload(sig, target_context)
+
+
+@contextlib.contextmanager
+def _without_lock_events():
+    """Within: llvmlite's calls skip numba's "numba:llvm_lock" events. numba sends a start and an end
+    event around every call into LLVM (~10 us of Python each, several times the call), for its compile
+    timers; linking one cached kernel makes over a hundred calls, making numba's target context a few
+    hundred. A kernel's or cfunc's own timers then leave out its LLVM time. The callbacks are taken
+    out and put back while holding llvmlite's own lock, so no other thread is between its start and
+    end events. Where llvmlite's lock has another layout, the events stay."""
+    import llvmlite.binding as ll
+
+    lock = getattr(getattr(ll.ffi, "lib", None), "_lock", None)
+    callbacks, inner = getattr(lock, "_cblist", None), getattr(lock, "_lock", None)
+    if not isinstance(callbacks, list) or inner is None:
+        yield
+        return
+    with inner:
+        numba_events = [cb for cb in callbacks if getattr(cb[0], "__module__", None) == "numba.core.base"]
+        for cb in numba_events:
+            callbacks.remove(cb)
+    try:
+        yield
+    finally:
+        with inner:
+            callbacks[:0] = numba_events
 
 
 def _can_load_cached(cache):
@@ -244,7 +271,7 @@ def loading_without_registries():
     from numba.core.caching import Cache
     from numba.core.compiler_lock import global_compiler_lock
 
-    with global_compiler_lock:
+    with global_compiler_lock, _without_lock_events():
         if not _can_load_cached(Cache):
             yield
             return
@@ -518,7 +545,8 @@ class kernel:
             fn = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
             fn.__qualname__ = self.py_func.__qualname__ + "_team"
         try:
-            compiled = _numba.njit(**options)(fn)
+            with _without_lock_events():  # (the process's first dispatcher makes numba's target context)
+                compiled = _numba.njit(**options)(fn)
         except RuntimeError:  # no writable place for numba's cache: compile for this process only
             return _numba.njit(**dict(options, cache=False))(fn)
         _load_without_registries(compiled)
