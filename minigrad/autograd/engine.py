@@ -19,6 +19,7 @@ from operator import is_not
 
 import numpy as np
 
+from .._fp_errors import quiet as fp_quiet, restore as fp_restore
 from ..device import array_module
 from . import function as _function  # its `Tensor`, bound by minigrad.tensor: no import per call
 from . import grad_mode, recording
@@ -165,6 +166,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     # node. Only those can change it (a built-in op's backward leaves it as it found it), so the mode is
     # written again only after one of them ran: no thread-local write per node.
     restore = False
+    fp = fp_quiet()  # the nodes' arithmetic without numpy's inf/nan warnings: once a pass, not once a node
     try:
         while ready:
             node = pop(ready)[1]
@@ -235,6 +237,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             g = None  # no stray reference: a leaf adopts a gradient only no one else holds
     finally:
         mode["grad_enabled"], mode["retain_graph"] = prev_mode, prev_retain
+        fp_restore(fp)
     return captured
 
 

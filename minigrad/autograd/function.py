@@ -19,6 +19,7 @@ from operator import is_not
 import numpy as np
 
 from ..device import array_module
+from .._fp_errors import quiet as fp_quiet, restore as fp_restore
 from ..dtypes import from_numpy_dtype
 from .recording import hook as _capture  # (minigrad.compile's per-thread hook)
 from . import grad_mode, recording
@@ -672,7 +673,11 @@ class Function(metaclass=FunctionMeta):
         if not record:  # nothing to record: no node, no edges, nothing saved
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
-            out = cls._forward_with_ctx(ctx, *args)
+            fp = fp_quiet()  # inf and nan without numpy's warnings, as PyTorch (minigrad/_fp_errors.py)
+            try:
+                out = cls._forward_with_ctx(ctx, *args)
+            finally:
+                fp_restore(fp)
             if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
                 return Tensor._output(out, None)
             return wrap_outputs(out, None, args, ctx)
@@ -713,10 +718,12 @@ class Function(metaclass=FunctionMeta):
             node._input_meta = [(args[i].array.shape, args[i].array.dtype) for i in pos]
         node._n_args = len(args)
         mode["grad_enabled"] = False  # forward bodies run with grad mode off, as in PyTorch
+        fp = fp_quiet()
         try:
             out = cls._forward_with_ctx(node, *args)
         finally:
             mode["grad_enabled"] = True  # it was on: that is how we got here
+            fp_restore(fp)
         return wrap_outputs(out, node, args, node)
 
 

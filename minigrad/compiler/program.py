@@ -24,6 +24,7 @@ import threading
 
 import numpy as np
 
+from .._fp_errors import quiet as fp_quiet, restore as fp_restore
 from ..autograd.engine import accumulate_into_leaf
 from ..autograd.function import _ForwardOnlyContext, wrap_outputs
 from ..autograd.grad_mode import state
@@ -420,10 +421,12 @@ class Program:
         ctxs = [None] * len(self.steps)
         prev = state.grad_enabled
         state.grad_enabled = False  # no graph: the backward steps are in the program
+        fp = fp_quiet()  # numpy's inf/nan warnings off once a replay, not once a step
         try:
             self._run_steps(env, ctxs)  # each slot freed after its last reader (codegen.py)
         finally:
             state.grad_enabled = prev
+            fp_restore(fp)
         return env
 
 

@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import backends, dtypes as _dtypes
+from .._fp_errors import quiet as fp_quiet, restore as fp_restore  # noqa: F401 (re-exported)
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import result_type
@@ -384,9 +385,12 @@ def checked_scalar(value, dt):
 
 
 def quiet(fn, *arrays):
-    """fn(*arrays) without numpy's divide/invalid/overflow warnings: PyTorch gives inf and NaN silently."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    """fn(*arrays) without numpy's floating-point warnings: PyTorch gives inf and NaN silently."""
+    fp = fp_quiet()
+    try:
         return fn(*arrays)
+    finally:
+        fp_restore(fp)
 
 
 def scaled(t, s):

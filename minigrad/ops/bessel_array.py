@@ -199,7 +199,7 @@ def bessel_k(x, nu, scaled=False):
         out[big] = k if scaled else k * xp.exp(-yb)
         out[v == 0] = np.inf
         out[v == np.inf] = 0.0
-    return out.astype(dt, copy=False)
+        return out.astype(dt, copy=False)  # (float32's overflow to inf, silent as in PyTorch)
 
 
 # ---- J0, J1, Y0, Y1 -------------------------------------------------------------------------------

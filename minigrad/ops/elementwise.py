@@ -19,6 +19,7 @@ from .array_op import array_op
 from .out import out_call
 from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
+    fp_quiet, fp_restore,
     _check_broadcast, as_tensor_like, checked_scalar, binary_operands, broadcast_shapes, cast, float_only, float_operands, sum_to, sum_to_array, type_name,
     too_many_positional, in_float32, output_shape_error,
 )
@@ -682,11 +683,14 @@ def add(input, other, *args, alpha=1, _method=False):
             return AddNumber.apply(input, other)
         if isinstance(o, Tensor):
             return apply_binary(Add, input, o)
+        fp = fp_quiet()  # (as Function.apply's forward: inf and nan without numpy's warnings)
         try:
             return Tensor._wrap(input.array + o)
         except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
             _refuse_shapes(input, other)
             raise
+        finally:
+            fp_restore(fp)
     return _binary(Add, input, other)
 
 
@@ -732,11 +736,14 @@ def sub(input, other, *args, alpha=1, _method=False):
             return SubNumber.apply(input, other)
         if isinstance(o, Tensor):
             return apply_binary(Sub, input, o)
+        fp = fp_quiet()  # (as Function.apply's forward: inf and nan without numpy's warnings)
         try:
             return Tensor._wrap(input.array - o)
         except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
             _refuse_shapes(input, other)
             raise
+        finally:
+            fp_restore(fp)
     refuse_bool_sub(input, other)
     if alpha != 1:
         refuse_float_alpha(alpha, input, other)
@@ -767,11 +774,14 @@ def mul(input, other):
             return MulNumber.apply(input, other)
         if isinstance(o, Tensor):
             return apply_binary(Mul, input, o)
+        fp = fp_quiet()  # (as Function.apply's forward: inf and nan without numpy's warnings)
         try:
             return Tensor._wrap(input.array * o)
         except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
             _refuse_shapes(input, other)
             raise
+        finally:
+            fp_restore(fp)
     if getattr(other, "is_sparse", False):  # (dense * sparse is sparse in PyTorch: zero off its elements)
         return other * input
     n = _half_number(input, other)
@@ -790,11 +800,14 @@ def div(input, other, rounding_mode=None):
             return DivNumber.apply(input, other)
         if isinstance(o, Tensor):
             return apply_binary(Div, input, o)
+        fp = fp_quiet()  # (as Function.apply's forward: inf and nan without numpy's warnings)
         try:
             return Tensor._wrap(input.array / o)
         except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
             _refuse_shapes(input, other)
             raise
+        finally:
+            fp_restore(fp)
     if getattr(other, "is_sparse", False):
         return other.__rtruediv__(input)
     n = _half_number(input, other)
