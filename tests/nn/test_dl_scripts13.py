@@ -1,0 +1,269 @@
+"""Deep-learning scripts of more kinds (soft actor-critic with twin critics and soft-updated targets, A2C with n-step
+returns, a DDIM-style v-prediction diffusion with classifier-free guidance, a multi-loss zoo under every reduction,
+style transfer by Adam on the pixels with a total-variation prior, TRADES adversarial training, a normalization zoo
+with FiLM conditioning, learning to rank with ListNet / RankNet / NDCG@k, GraphSAGE with sampled neighbours, an LSTM
+forecaster rolled out autoregressively), written once against a `torch`-like module and run twice: on PyTorch, then
+on minigrad from PyTorch's initial weights. Losses, gradients, parameters and outputs must agree closely (float64
+throughout; random draws by numpy)."""
+import copy
+import math
+
+import numpy as np
+import pytest
+
+from twins import both, grads, start
+
+
+# ---- soft actor-critic: tanh-squashed Normal policy, twin critics, soft-updated targets, a learned temperature --
+def sac(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    dists = torch.distributions
+    obs, act, hid, gamma, tau = 3, 2, 8, 0.9, 0.2
+
+    def mlp(i, o):
+        return nn.Sequential(nn.Linear(i, hid), nn.ReLU(), nn.Linear(hid, o))
+
+    class Actor(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = mlp(obs, 2 * act)
+
+        def dist(self, s):
+            mu, log_std = self.net(s).chunk(2, dim=-1)
+            return dists.Normal(mu, log_std.clamp(-5, 2).exp())
+
+        def forward(self, s, eps):
+            d = self.dist(s)
+            u = d.loc + d.scale * eps  # rsample's reparametrization, with numpy's noise
+            # log|d tanh(u)/du| = 2 (log 2 - u - softplus(-2u)), the stable form
+            logp = d.log_prob(u).sum(-1) - (2 * (math.log(2.0) - u - F.softplus(-2 * u))).sum(-1)
+            return torch.tanh(u), logp
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q1, self.q2 = mlp(obs + act, 1), mlp(obs + act, 1)
+
+        def forward(self, s, a):
+            sa = torch.cat([s, a], dim=-1)
+            return self.q1(sa).squeeze(-1), self.q2(sa).squeeze(-1)
+
+    actor, critic = Actor(), Critic()
+    init = start(nn.ModuleDict(dict(actor=actor, critic=critic)), init)
+    target = copy.deepcopy(critic).requires_grad_(False)
+    log_alpha = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    a_opt = torch.optim.Adam(actor.parameters(), lr=3e-3)
+    c_opt = torch.optim.Adam(critic.parameters(), lr=3e-3)
+    alpha_opt = torch.optim.Adam([log_alpha], lr=3e-2)
+    rng = np.random.default_rng(130)
+    n = 24
+    buf = [rng.standard_normal((n, obs)), np.tanh(rng.standard_normal((n, act))), rng.standard_normal(n),
+           rng.standard_normal((n, obs)), (rng.random(n) < 0.2).astype(np.float64)]
+    c_losses, a_losses, alphas = [], [], []
+    for step in range(4):
+        idx = rng.integers(0, n, 6)
+        s, a, r, s2, done = (torch.from_numpy(x[idx]) for x in buf)
+        with torch.no_grad():
+            a2, logp2 = actor(s2, torch.from_numpy(rng.standard_normal((6, act))))
+            y = r + gamma * (1 - done) * (torch.min(*target(s2, a2)) - log_alpha.exp() * logp2)
+        q1, q2 = critic(s, a)
+        c_loss = F.mse_loss(q1, y) + F.mse_loss(q2, y)
+        c_opt.zero_grad()
+        c_loss.backward()
+        c_opt.step()
+        for p in critic.parameters():
+            p.requires_grad = False
+        a_new, logp = actor(s, torch.from_numpy(rng.standard_normal((6, act))))
+        a_loss = (log_alpha.exp().detach() * logp - torch.min(*critic(s, a_new))).mean()
+        a_opt.zero_grad()
+        a_loss.backward()
+        a_opt.step()
+        for p in critic.parameters():
+            p.requires_grad = True
+        alpha_loss = -(log_alpha * (logp.detach() - act)).mean()
+        alpha_opt.zero_grad()
+        alpha_loss.backward()
+        alpha_opt.step()
+        with torch.no_grad():
+            if step % 3 == 0:
+                for p, tp in zip(critic.parameters(), target.parameters()):
+                    tp.mul_(1 - tau).add_(p, alpha=tau)
+            elif step % 3 == 1:
+                for p, tp in zip(critic.parameters(), target.parameters()):
+                    tp.lerp_(p, tau)
+            else:
+                torch._foreach_lerp_(list(target.parameters()), list(critic.parameters()), tau)
+        c_losses.append(c_loss)
+        a_losses.append(a_loss)
+        alphas.append(log_alpha.exp().item())
+    s = torch.from_numpy(buf[0][:4])
+    d = actor.dist(s)
+    squashed = dists.TransformedDistribution(d, [dists.transforms.TanhTransform(cache_size=1)])
+    sample = d.rsample()
+    a = torch.tanh(d.mean)
+    return dict(init=init, c_losses=c_losses, a_losses=a_losses, alphas=alphas, log_alpha=log_alpha,
+                params=list(actor.parameters()) + list(critic.parameters()), targets=list(target.parameters()),
+                target_grad=[p.requires_grad for p in target.parameters()], squashed_logp=squashed.log_prob(a),
+                sample=(tuple(sample.shape), sample.requires_grad, sample.grad_fn is not None))
+
+
+def test_soft_actor_critic(torch):
+    both(torch, sac)
+
+
+# ---- A2C: a shared trunk, n-step bootstrapped returns by a reversed loop, entropy bonus, RMSprop, clipping ------
+def a2c(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    obs, n_act, steps, gamma = 4, 3, 5, 0.95
+
+    class ActorCritic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.trunk = nn.Sequential(nn.Linear(obs, 16), nn.Tanh())
+            self.pi, self.v = nn.Linear(16, n_act), nn.Linear(16, 1)
+
+        def forward(self, s):
+            h = self.trunk(s)
+            return torch.distributions.Categorical(logits=self.pi(h)), self.v(h).squeeze(-1)
+
+    model = ActorCritic()
+    init = start(model, init)
+    opt = torch.optim.RMSprop(model.parameters(), lr=7e-3, alpha=0.99, eps=1e-5)
+    rng = np.random.default_rng(131)
+    losses, norms, entropies = [], [], []
+    for _ in range(3):
+        states = torch.from_numpy(rng.standard_normal((steps + 1, 2, obs)))
+        rewards = torch.from_numpy(rng.standard_normal((steps, 2)))
+        masks = torch.from_numpy((rng.random((steps, 2)) > 0.15).astype(np.float64))
+        dist, values = model(states[:-1])
+        actions = torch.from_numpy(rng.integers(0, n_act, (steps, 2)))
+        with torch.no_grad():
+            ret = model(states[-1])[1]
+        returns = torch.zeros_like(rewards)
+        for t in reversed(range(steps)):
+            ret = rewards[t] + gamma * ret * masks[t]
+            returns[t] = ret
+        adv = returns - values
+        entropy = dist.entropy().mean()
+        loss = -(dist.log_prob(actions) * adv.detach()).mean() + 0.5 * adv.pow(2).mean() - 0.01 * entropy
+        opt.zero_grad()
+        loss.backward()
+        norms.append(nn.utils.clip_grad_norm_(model.parameters(), 0.5))
+        opt.step()
+        losses.append(loss)
+        entropies.append(entropy)
+    return dict(init=init, losses=losses, norms=norms, entropies=entropies, params=list(model.parameters()),
+                probs=model(states[0])[0].probs)
+
+
+def test_a2c_n_step(torch):
+    both(torch, a2c)
+
+
+# ---- diffusion: a cosine schedule, v-prediction, classifier-free guidance by label dropout, DDIM sampling -------
+def ddim(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    T, dim, classes, emb = 20, 2, 3, 8
+
+    def timestep_embedding(t, d):
+        half = d // 2
+        freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float64) / half)
+        args = t[:, None].to(torch.float64) * freqs[None]
+        return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+    class Denoiser(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.label = nn.Embedding(classes + 1, emb)  # the last row: no label
+            self.net = nn.Sequential(nn.Linear(dim + 2 * emb, 32), nn.SiLU(), nn.Linear(32, 32), nn.SiLU(),
+                                     nn.Linear(32, dim))
+
+        def forward(self, x, t, y):
+            return self.net(torch.cat([x, timestep_embedding(t, emb), self.label(y)], dim=-1))
+
+    s = 0.008
+    steps = torch.linspace(0, T, T + 1, dtype=torch.float64)
+    f = torch.cos((steps / T + s) / (1 + s) * math.pi / 2) ** 2
+    betas = torch.clip(1 - f[1:] / f[:-1], 0.0001, 0.999)
+    alphas_cumprod = torch.cumprod(1 - betas, dim=0)
+    model = Denoiser()
+    init = start(model, init)
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-3)
+    rng = np.random.default_rng(132)
+    losses = []
+    for _ in range(3):
+        y = torch.from_numpy(rng.integers(0, classes, 16))
+        x0 = torch.from_numpy(rng.standard_normal((16, dim)) * 0.3) + F.one_hot(y, dim + 1)[:, :dim].double()
+        y = torch.where(torch.from_numpy(rng.random(16) < 0.2), torch.full_like(y, classes), y)
+        t = torch.from_numpy(rng.integers(0, T, 16))
+        noise = torch.from_numpy(rng.standard_normal((16, dim)))
+        a = alphas_cumprod.gather(0, t).view(-1, 1)
+        xt = a.sqrt() * x0 + (1 - a).sqrt() * noise
+        v = a.sqrt() * noise - (1 - a).sqrt() * x0
+        loss = F.mse_loss(model(xt, t, y), v)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    model.eval()
+    x = torch.from_numpy(rng.standard_normal((4, dim)))
+    y = torch.tensor([0, 1, 2, 0])
+    traj = []
+    with torch.no_grad():
+        for i in reversed(range(0, T, 5)):
+            t = torch.full((4,), i, dtype=torch.long)
+            v = torch.lerp(model(x, t, torch.full_like(y, classes)), model(x, t, y), 2.0)  # guidance scale 2
+            a = alphas_cumprod[i]
+            a_prev = alphas_cumprod[i - 5] if i >= 5 else torch.tensor(1.0, dtype=torch.float64)
+            x0 = a.sqrt() * x - (1 - a).sqrt() * v
+            eps = (1 - a).sqrt() * x + a.sqrt() * v
+            x = a_prev.sqrt() * x0 + (1 - a_prev).sqrt() * eps
+            traj.append(x.clone())
+    return dict(init=init, losses=losses, params=list(model.parameters()), betas=betas, traj=traj,
+                grad=x.requires_grad)
+
+
+def test_ddim_v_prediction_guidance(torch):
+    both(torch, ddim)
+
+
+# ---- a loss zoo: embedding, ranking, margin, multi-label, Poisson, Gaussian and robust losses, every reduction ---
+def loss_zoo(torch, init, reduction):
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(4, 12), nn.Tanh(), nn.Linear(12, 12))
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    rng = np.random.default_rng(133)
+    x = torch.from_numpy(rng.standard_normal((6, 4)))
+    sign = torch.from_numpy(rng.choice([-1.0, 1.0], 6))
+    labels = torch.from_numpy((rng.random((6, 4)) < 0.4).astype(np.float64))
+    cls = torch.from_numpy(rng.integers(0, 4, 6))
+    counts = torch.from_numpy(rng.poisson(2.0, (6, 2)).astype(np.float64))
+    target = torch.from_numpy(rng.standard_normal((6, 2)) * 2)
+    weight = torch.tensor([1.0, 2.0, 0.5, 1.5], dtype=torch.float64)
+    r = dict(reduction=reduction)
+    crits = [nn.CosineEmbeddingLoss(margin=0.1, **r), nn.MarginRankingLoss(margin=0.3, **r),
+             nn.HingeEmbeddingLoss(margin=1.5, **r), nn.MultiLabelSoftMarginLoss(weight=weight, **r),
+             nn.MultiMarginLoss(p=1, margin=0.8, **r), nn.MultiMarginLoss(p=2, weight=weight, **r),
+             nn.PoissonNLLLoss(log_input=True, full=True, **r), nn.PoissonNLLLoss(log_input=False, **r),
+             nn.GaussianNLLLoss(full=True, eps=1e-4, **r), nn.SmoothL1Loss(beta=0.5, **r), nn.HuberLoss(delta=0.7, **r)]
+    history = []
+    for _ in range(3):
+        out = model(x)
+        a, b, logits, rate, var = out[:, :4], out[:, 4:8], out[:, 8:12], out[:, 8:10], out[:, 10:12]
+        vals = [crits[0](a, b, sign), crits[1](a[:, 0], b[:, 0], sign), crits[2](a.norm(dim=1), sign),
+                crits[3](logits, labels), crits[4](logits, cls), crits[5](logits, cls),
+                crits[6](rate, counts), crits[7](rate.exp(), counts), crits[8](rate, target, var.exp()),
+                crits[9](rate, target), crits[10](var, target)]
+        loss = sum(v.sum() for v in vals)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        history.append(vals)
+    return dict(init=init, history=history, grads=grads(model), params=list(model.parameters()),
+                reprs=[repr(c) for c in crits])
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_loss_zoo(torch, reduction):
+    both(torch, loss_zoo, reduction=reduction)
