@@ -267,3 +267,154 @@ def loss_zoo(torch, init, reduction):
 @pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
 def test_loss_zoo(torch, reduction):
     both(torch, loss_zoo, reduction=reduction)
+
+
+# ---- style transfer by Adam on the pixels: a frozen conv net walked layer by layer, Gram matrices, total variation --
+def style_adam(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.AvgPool2d(2), nn.Conv2d(4, 6, 3, padding=1),
+                        nn.ReLU())
+    init = start(net, init)
+    net.requires_grad_(False).eval()
+    style_layers, content_layer = {1, 4}, 4
+
+    def features(img):
+        out = {}
+        for i, layer in enumerate(net):
+            img = layer(img)
+            out[i] = img
+        return out
+
+    def gram(f):
+        b, c, h, w = f.shape
+        f = f.reshape(b, c, h * w)
+        return torch.bmm(f, f.transpose(1, 2)) / (c * h * w)
+
+    rng = np.random.default_rng(134)
+    content = torch.from_numpy(rng.random((1, 3, 8, 8)))
+    style = torch.from_numpy(rng.random((1, 3, 8, 8)))
+    with torch.no_grad():
+        c_target = features(content)[content_layer]
+        s_targets = {i: gram(f) for i, f in features(style).items() if i in style_layers}
+    img = content.clone().requires_grad_(True)
+    opt = torch.optim.Adam([img], lr=0.05)
+    losses = []
+    for _ in range(4):
+        feats = features(img)
+        c_loss = F.mse_loss(feats[content_layer], c_target)
+        s_loss = sum(F.mse_loss(gram(feats[i]), s_targets[i]) for i in sorted(style_layers))
+        tv = (img[..., 1:, :] - img[..., :-1, :]).abs().mean() + (img[..., 1:] - img[..., :-1]).abs().mean()
+        loss = c_loss + 1e3 * s_loss + 0.1 * tv
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            img.clamp_(0, 1)
+        losses.append([c_loss, s_loss, tv])
+    return dict(init=init, losses=losses, img=img, grad=img.grad, net_grads=[p.grad is None for p in net.parameters()],
+                training=net.training, leaf=img.is_leaf)
+
+
+def test_style_transfer_adam(torch):
+    both(torch, style_adam)
+
+
+# ---- TRADES adversarial training: a PGD inner maximization of the KL under enable_grad, an eps-ball projection ---
+def trades(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+    rng = np.random.default_rng(135)
+    eps, step_size, beta = 0.3, 0.1, 2.0
+    losses, advs = [], []
+
+    def attack(x):
+        p_clean = F.softmax(model(x), dim=1)
+        x_adv = x + 0.01 * torch.from_numpy(rng.standard_normal(tuple(x.shape)))
+        for _ in range(3):
+            x_adv.requires_grad_(True)
+            with torch.enable_grad():
+                kl = F.kl_div(F.log_softmax(model(x_adv), dim=1), p_clean, reduction="sum")
+                g, = torch.autograd.grad(kl, [x_adv])
+            x_adv = x_adv.detach() + step_size * torch.sign(g.detach())
+            x_adv = torch.min(torch.max(x_adv, x - eps), x + eps).clamp(-2.0, 2.0)
+        return x_adv.detach()
+
+    for _ in range(3):
+        x = torch.from_numpy(rng.standard_normal((8, 6)).clip(-2, 2))
+        y = torch.from_numpy(rng.integers(0, 3, 8))
+        model.eval()
+        with torch.no_grad():
+            x_adv = attack(x)
+        model.train()
+        logits = model(x)
+        robust = F.kl_div(F.log_softmax(model(x_adv), dim=1), F.softmax(logits, dim=1), reduction="batchmean")
+        loss = F.cross_entropy(logits, y) + beta * robust
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+        advs.append(x_adv)
+    return dict(init=init, losses=losses, advs=advs, grads=grads(model), params=list(model.parameters()),
+                within=bool(((advs[-1] - x).abs() <= eps + 1e-12).all()))
+
+
+def test_trades_adversarial_training(torch):
+    both(torch, trades)
+
+
+# ---- a normalization zoo: GroupNorm, tracked InstanceNorm, LocalResponseNorm, FiLM, up-sampling, pixel shuffles --
+def norm_zoo(torch, init, mode):
+    nn, F = torch.nn, torch.nn.functional
+
+    class FiLM(nn.Module):
+        def __init__(self, classes, channels):
+            super().__init__()
+            self.embed = nn.Embedding(classes, 2 * channels)
+
+        def forward(self, x, y):
+            gamma, beta = self.embed(y)[:, :, None, None].chunk(2, dim=1)
+            return (1 + gamma) * x + beta
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.gn = nn.Conv2d(2, 8, 3, padding=1), nn.GroupNorm(4, 8)
+            self.unshuffle, self.conv2 = nn.PixelUnshuffle(2), nn.Conv2d(32, 8, 1)
+            self.inorm = nn.InstanceNorm2d(8, affine=True, track_running_stats=True, momentum=0.3)
+            self.lrn, self.film = nn.LocalResponseNorm(3, alpha=0.1, beta=0.75, k=1.5), FiLM(3, 8)
+            self.up = nn.Upsample(scale_factor=2, mode=mode, **({} if mode == "nearest" else dict(align_corners=False)))
+            self.conv3, self.shuffle = nn.Conv2d(8, 8, 3, padding=1), nn.PixelShuffle(2)
+            self.head = nn.Linear(2, 3)
+
+        def forward(self, x, y):
+            h = F.relu(self.gn(self.conv1(x)))
+            h = self.inorm(self.conv2(self.unshuffle(h)))
+            h = self.film(self.lrn(F.relu(h)), y)
+            h = self.shuffle(self.conv3(self.up(h)))  # (B, 2, 16, 16)
+            return self.head(h.mean(dim=(2, 3)))
+
+    model = Net()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(136)
+    losses = []
+    for _ in range(3):
+        x, y = torch.from_numpy(rng.standard_normal((3, 2, 8, 8))), torch.from_numpy(rng.integers(0, 3, 3))
+        loss = F.cross_entropy(model(x, y), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    model.eval()
+    with torch.no_grad():
+        out = model(x, y)
+    return dict(init=init, losses=losses, grads=grads(model), params=list(model.parameters()), out=out,
+                running=[model.inorm.running_mean, model.inorm.running_var], tracked=model.inorm.num_batches_tracked,
+                reprs=[repr(m) for m in (model.gn, model.inorm, model.lrn, model.up, model.shuffle, model.unshuffle)])
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+def test_normalization_zoo(torch, mode):
+    both(torch, norm_zoo, mode=mode)
