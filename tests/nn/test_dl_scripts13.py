@@ -418,3 +418,168 @@ def norm_zoo(torch, init, mode):
 @pytest.mark.parametrize("mode", ["nearest", "bilinear"])
 def test_normalization_zoo(torch, mode):
     both(torch, norm_zoo, mode=mode)
+
+
+# ---- learning to rank: ListNet's softmax cross entropy, RankNet over all pairs by broadcasting, NDCG@k -----------
+def ranking(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    lists, items, feats, k = 4, 6, 5, 3
+    # no output bias: both losses ignore a shift of every score, so its gradient would be rounding noise
+    model = nn.Sequential(nn.Linear(feats, 10), nn.ReLU(), nn.Linear(10, 1, bias=False))
+    init = start(model, init)
+    opt = torch.optim.Adagrad(model.parameters(), lr=0.1)
+    rng = np.random.default_rng(137)
+    x = torch.from_numpy(rng.standard_normal((lists, items, feats)))
+    rel = torch.from_numpy(rng.integers(0, 4, (lists, items)).astype(np.float64))
+
+    def ndcg_at_k(scores, rel, k):
+        _, order = torch.sort(scores, dim=1, descending=True)
+        gains = (2 ** rel.gather(1, order[:, :k]) - 1) / torch.log2(torch.arange(k, dtype=torch.float64) + 2)
+        ideal_rel, _ = rel.topk(k, dim=1)
+        ideal = ((2 ** ideal_rel - 1) / torch.log2(torch.arange(2, k + 2).double())).sum(1)
+        return torch.where(ideal > 0, gains.sum(1) / ideal, torch.zeros_like(ideal))
+
+    losses, ndcgs = [], []
+    for step in range(4):
+        scores = model(x).squeeze(-1)
+        listnet = -(F.softmax(rel, dim=1) * F.log_softmax(scores, dim=1)).sum(1).mean()
+        diff = scores[:, :, None] - scores[:, None, :]
+        s_ij = torch.sign(rel[:, :, None] - rel[:, None, :])
+        pairs = s_ij != 0
+        ranknet = F.binary_cross_entropy_with_logits(diff[pairs], (s_ij[pairs] + 1) / 2)
+        loss = listnet + ranknet
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append([listnet, ranknet])
+        with torch.no_grad():
+            ndcgs.append(ndcg_at_k(model(x).squeeze(-1), rel, k))
+    scores = model(x).squeeze(-1).detach()
+    return dict(init=init, losses=losses, ndcgs=ndcgs, grads=grads(model), params=list(model.parameters()),
+                argsort=torch.argsort(scores, dim=1, descending=True), top=scores.topk(k, dim=1, largest=False),
+                npairs=int(pairs.sum()))
+
+
+def test_learning_to_rank(torch):
+    both(torch, ranking)
+
+
+# ---- GraphSAGE: sampled neighbours from numpy, mean aggregation by sparse.mm and by scatter_reduce, masked loss ---
+def graphsage(torch, init, aggregate):
+    nn, F = torch.nn, torch.nn.functional
+    n, feats, hid, classes, fanout = 12, 5, 8, 3, 3
+    rng = np.random.default_rng(138)
+    edges = np.unique(rng.integers(0, n, (2, 40)), axis=1)
+    edges = edges[:, edges[0] != edges[1]]
+    x = torch.from_numpy(rng.standard_normal((n, feats)))
+    y = torch.from_numpy(rng.integers(0, classes, n))
+    train_mask = torch.from_numpy(rng.random(n) < 0.6)
+
+    def sample(edges):  # at most `fanout` incoming neighbours per node
+        keep = []
+        for v in range(n):
+            incoming = np.flatnonzero(edges[1] == v)
+            keep.extend(rng.permutation(incoming)[:fanout])
+        return torch.from_numpy(edges[:, np.sort(np.array(keep, dtype=np.int64))])
+
+    def mean_neighbours(h, ei):
+        src, dst = ei
+        if aggregate == "sparse":
+            deg = torch.zeros(n, dtype=torch.float64).index_add_(0, dst, torch.ones(dst.shape[0], dtype=torch.float64))
+            vals = 1.0 / deg.clamp(min=1)[dst]
+            adj = torch.sparse_coo_tensor(torch.stack([dst, src]), vals, (n, n))
+            return torch.sparse.mm(adj, h)
+        out = torch.zeros(n, h.shape[1], dtype=h.dtype)
+        return out.scatter_reduce(0, dst[:, None].expand(-1, h.shape[1]), h[src], reduce="mean",
+                                  include_self=False)
+
+    class SAGE(nn.Module):
+        def __init__(self, i, o):
+            super().__init__()
+            self.self_lin, self.neigh_lin = nn.Linear(i, o), nn.Linear(i, o, bias=False)
+
+        def forward(self, h, ei):
+            return self.self_lin(h) + self.neigh_lin(mean_neighbours(h, ei))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1, self.l2 = SAGE(feats, hid), SAGE(hid, classes)
+
+        def forward(self, h, ei):
+            h = F.normalize(F.relu(self.l1(h, ei)), dim=-1)
+            return self.l2(F.dropout(h, 0.0, self.training), ei)
+
+    model = Net()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=0.02, weight_decay=5e-4)
+    losses = []
+    for _ in range(3):
+        model.train()
+        out = model(x, sample(edges))
+        loss = F.cross_entropy(out[train_mask], y[train_mask])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    model.eval()
+    with torch.no_grad():
+        pred = model(x, torch.from_numpy(edges)).argmax(1)
+    acc = (pred[~train_mask] == y[~train_mask]).double().mean()
+    return dict(init=init, losses=losses, grads=grads(model), params=list(model.parameters()), pred=pred, acc=acc)
+
+
+@pytest.mark.parametrize("aggregate", ["sparse", "scatter"])
+def test_graphsage(torch, aggregate):
+    both(torch, graphsage, aggregate=aggregate)
+
+
+# ---- an LSTM forecaster: unfold windows, min-max scaling with keepdim, a multi-step head, Huber, a roll-out -------
+def lstm_forecast(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    window, horizon, hid = 8, 3, 6
+
+    class Forecaster(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(2, hid, num_layers=2, batch_first=True)
+            self.head = nn.Linear(hid, horizon * 2)
+
+        def forward(self, x):
+            out, (h, c) = self.lstm(x)
+            return self.head(out[:, -1]).view(-1, horizon, 2)
+
+    model = Forecaster()
+    init = start(model, init)
+    rng = np.random.default_rng(139)
+    t = np.arange(60)
+    series = torch.from_numpy(np.stack([np.sin(t / 4), np.cos(t / 7)], 1) + 0.1 * rng.standard_normal((60, 2)))
+    lo, hi = series.min(dim=0, keepdim=True).values, series.max(dim=0, keepdim=True).values
+    scaled = (series - lo) / (hi - lo)
+    windows = scaled.unfold(0, window + horizon, 2).transpose(1, 2)  # (N, window + horizon, 2)
+    inputs, targets = windows[:, :window], windows[:, window:]
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    crit = nn.HuberLoss(delta=0.1)
+    losses = []
+    for _ in range(3):
+        idx = torch.from_numpy(rng.permutation(len(windows))[:8])
+        loss = crit(model(inputs[idx]), targets[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    model.eval()
+    context = scaled[-window:].unsqueeze(0)
+    rolled = []
+    with torch.no_grad():
+        for _ in range(3):
+            step = model(context)[:, :1]
+            rolled.append(step)
+            context = torch.cat([context[:, 1:], step], dim=1)
+    forecast = torch.cat(rolled, dim=1) * (hi - lo) + lo
+    return dict(init=init, losses=losses, grads=grads(model), params=list(model.parameters()), windows=windows,
+                forecast=forecast, grad=forecast.requires_grad)
+
+
+def test_lstm_forecaster(torch):
+    both(torch, lstm_forecast)
