@@ -113,7 +113,7 @@ def test_soft_actor_critic(torch):
 
 # ---- A2C: a shared trunk, n-step bootstrapped returns by a reversed loop, entropy bonus, RMSprop, clipping ------
 def a2c(torch, init):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
     obs, n_act, steps, gamma = 4, 3, 5, 0.95
 
     class ActorCritic(nn.Module):
@@ -440,7 +440,7 @@ def ranking(torch, init):
         return torch.where(ideal > 0, gains.sum(1) / ideal, torch.zeros_like(ideal))
 
     losses, ndcgs = [], []
-    for step in range(4):
+    for _ in range(4):
         scores = model(x).squeeze(-1)
         listnet = -(F.softmax(rel, dim=1) * F.log_softmax(scores, dim=1)).sum(1).mean()
         diff = scores[:, :, None] - scores[:, None, :]
@@ -536,7 +536,7 @@ def test_graphsage(torch, aggregate):
 
 # ---- an LSTM forecaster: unfold windows, min-max scaling with keepdim, a multi-step head, Huber, a roll-out -------
 def lstm_forecast(torch, init):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
     window, horizon, hid = 8, 3, 6
 
     class Forecaster(nn.Module):
