@@ -151,7 +151,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(y log sigmoid(x) + (1 - y) log sigmoid(-x)), averaged over the C labels of each sample.
     Shapes: input (N, C) or (C,), target the same (0/1), weight (C,) -> () or (N,)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction, invalid="{} is not valid")
     from .activation import logsigmoid
 
     terms = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
@@ -175,6 +175,13 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     C = x.shape[1]
     if y.shape[0] != x.shape[0]:
         raise RuntimeError(f"inconsistent target size, expected {x.shape[0]} but got {list(target.shape)}")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    if weight is not None and weight.shape[0] != C:
+        raise RuntimeError(f"inconsistent weight size, expected {C} but got {list(weight.shape)}")
+    escape("multi_margin_loss's check of the target's range")  # (a replay would skip it)
+    if y.numel() and not bool(((y >= 0) & (y < C)).all()):
+        raise RuntimeError("target out of range")
     mg = _mg()
     hinge = (margin - x.gather(1, y) + x).clamp_min(0.0)
     if p == 2:

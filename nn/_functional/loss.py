@@ -430,7 +430,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return sq.sum() / weight.expand(*sq.shape).sum()
 
 
-def _legacy_reduction(size_average, reduce, reduction):
+def _legacy_reduction(size_average, reduce, reduction, invalid="{} is not a valid value for reduction"):
     if size_average is not None or reduce is not None:  # PyTorch's deprecated arguments
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
@@ -442,7 +442,7 @@ def _legacy_reduction(size_average, reduce, reduction):
                       stacklevel=2)
         reduction = "mean"
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+        raise ValueError(invalid.format(reduction))
     return reduction
 
 

@@ -15,8 +15,8 @@ from .linear import Linear
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        if reduction != "batchmean" or size_average is not None or reduce is not None:  # (batchmean: KLDivLoss's own;
-            reduction = _legacy_reduction(size_average, reduce, reduction)  # the deprecated args override it, as PyTorch)
+        if size_average is not None or reduce is not None:  # the deprecated args override it; the rest is checked
+            reduction = _legacy_reduction(size_average, reduce, reduction)  # by the loss's call, as PyTorch's
         self.reduction = reduction
 
 
@@ -237,6 +237,8 @@ class MultiMarginLoss(_WeightedLoss):
     def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
         if p not in (1, 2):
             raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D instead")
         super().__init__(weight, size_average, reduce, reduction)
         self.p, self.margin = p, margin
 
