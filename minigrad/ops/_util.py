@@ -25,13 +25,16 @@ def overlaps(dst, src, full=True):
     full=False: assert_no_partial_overlap, which lets src be dst's very elements). As PyTorch, it judges only
     arrays that are both dense (their elements fill a block of memory, each once), by their byte ranges."""
     if src is not dst:
-        if not np.may_share_memory(dst, src):  # (bounds only: cheap, and False for nearly every call)
+        if not np.may_share_memory(dst, src):  # (their bounds apart: cheap, and False for nearly every call)
             return False
         if not dst.size or not src.size or not (_dense(dst) and _dense(src)):
             return False
-        d, s = dst.__array_interface__["data"][0], src.__array_interface__["data"][0]
-        if not (d == s and dst.nbytes == src.nbytes and dst.strides == src.strides):
-            return d < s + src.nbytes and s < d + dst.nbytes
+        # dense: their bounds are their byte ranges, which meet; the same elements only from the same first one
+        if dst.strides != src.strides or dst.nbytes != src.nbytes:
+            return True
+        first = (slice(0, 1),) * dst.ndim
+        if not np.may_share_memory(dst[first], src[first]):
+            return True
     return full
 
 

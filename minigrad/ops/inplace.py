@@ -549,8 +549,11 @@ def setitem(self, index, value):
 def _refuse_shared_copy(self, view, v):
     """PyTorch's refusal of `t[basic index] = value` (its copy_ into the view) where value shares only part of
     the view's memory; none where value is broadcast (its expanded copy is not dense) or 0-d (a fill)."""
-    if v.ndim and _shape_after_ones(v.shape) == _shape_after_ones(view.shape):
-        refuse_shared(self, view, (v.reshape(view.shape),), full=False)
+    if v.shape != view.shape:
+        if not v.ndim or _shape_after_ones(v.shape) != _shape_after_ones(view.shape):
+            return
+        v = v.reshape(view.shape)
+    refuse_shared(self, view, (v,), full=False)
 
 
 def _shape_after_ones(shape):
