@@ -76,6 +76,7 @@ from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, index_reduce, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
 from .scatter import index_add_ as _index_add_, index_reduce_ as _index_reduce_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
 from .scatter import make_inplace as _make_inplace
+from .scatter import index_put_read as _index_put_read, index_read as _index_read, tensors_read as _tensors_read
 from ._util import method_form as _method_form
 from ._util import type_name as _type_name
 from ..tensor import Tensor as _Tensor
@@ -109,6 +110,8 @@ _INPLACE = (
 # in-place ops whose refusals do not yield to a broadcast shape larger than self's: their tensor arguments do not
 # broadcast with self elementwise (addmm's matrices, index_copy's index), or PyTorch refuses before its shape
 # check (addcdiv of integers, ldexp into an integer tensor, bool - bool)
+# the in-place ops' arguments PyTorch refuses to see share self's memory (scatter_'s and index_add_'s: scatter.py)
+_INPLACE_READS = {"index_copy": _tensors_read, "index_fill": _index_read}
 _INPLACE_REFUSALS_FIRST = frozenset(
     "addbmm addmm addmv addr baddbmm cumprod cumsum index_copy index_fill renorm tril triu "
     "addcdiv ldexp subtract".split())
@@ -277,7 +280,8 @@ def _bind_methods(Tensor):
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
-                   ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into))
+                   ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into,
+                                                                                        reads=_index_put_read))
     methods.update(nextafter_=_make_inplace(nextafter, "nextafter", elementwise=True), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
     methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_,
@@ -291,7 +295,7 @@ def _bind_methods(Tensor):
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,
                                                 result=None if name in _INPLACE_NO_CAST_CHECK else
                                                 _float_promoted if name in _INPLACE_FLOAT_RESULT else _promoted,
-                                                differentiable=name not in _NOT_DIFFERENTIABLE)
+                                                differentiable=name not in _NOT_DIFFERENTIABLE, reads=_INPLACE_READS.get(name))
     methods["abs_"] = _abs_of(methods["abs_"])
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     methods["ldexp_"] = composite.ldexp_of(methods["ldexp_"])

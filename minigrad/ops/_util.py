@@ -16,6 +16,42 @@ from ..tensor import Tensor, type_name  # noqa: F401 (re-exported)
 from .conversion import to_copy
 
 
+SHARED_MEMORY_MESSAGE = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+    "location. Please clone() the tensor before performing the operation.")
+
+
+def overlaps(dst, src, full=True):
+    """Whether PyTorch refuses to write into array `dst` while reading array `src` (its assert_no_overlap;
+    full=False: assert_no_partial_overlap, which lets src be dst's very elements). As PyTorch, it judges only
+    arrays that are both dense (their elements fill a block of memory, each once), by their byte ranges."""
+    if src is not dst:
+        if not np.may_share_memory(dst, src):  # (their bounds apart: cheap, and False for nearly every call)
+            return False
+        if not dst.size or not src.size or not (_dense(dst) and _dense(src)):
+            return False
+        # dense: their bounds are their byte ranges, which meet; the same elements only from the same first one
+        if dst.strides != src.strides or dst.nbytes != src.nbytes:
+            return True
+        first = (slice(0, 1),) * dst.ndim
+        if not np.may_share_memory(dst[first], src[first]):
+            return True
+    return full
+
+
+def _dense(a):
+    """PyTorch's is_non_overlapping_and_dense: the dims of more than one element, ordered by stride, step
+    through memory one element, then one block of the dims before, at a time."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    step = a.itemsize
+    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n > 1):
+        if stride != step:
+            return False
+        step *= n
+    return True
+
+
 def output_shape_error(shape, broadcast):
     """PyTorch's error for an in-place op whose result would broadcast self's `shape` to `broadcast`."""
     return RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}")

@@ -16,7 +16,8 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import broadcast_shapes, checked_scalar, output_shape_error, too_many_positional, type_name
+from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, output_shape_error, overlaps,
+                    too_many_positional, type_name)
 from .complex import real_of, refuse, view_as_complex, view_as_real
 from .indexing import (Index, IndexPut, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
                        _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
@@ -74,6 +75,16 @@ def check_overlap(self):
     """PyTorch's refusal to write into a tensor some of whose elements share memory (an expanded one)."""
     if not self.array.flags.writeable:
         raise RuntimeError(OVERLAP_MESSAGE)
+
+
+def refuse_shared(self, dst, reads, full=True):
+    """PyTorch's refusal to write into `dst` (self's array, or the view of it written) while reading any of the
+    arrays `reads` that shares memory with it (`overlaps`), after autograd's refusals of the write."""
+    for src in reads:
+        if overlaps(dst, src, full):
+            if state.grad_enabled:
+                check_inplace(self)
+            raise RuntimeError(SHARED_MEMORY_MESSAGE)
 
 
 def check_in_order(self, others, result=None, differentiable=True, own=None):
@@ -451,6 +462,8 @@ def setitem(self, index, value):
             and a.ndim and -a.shape[0] <= index < a.shape[0] and a.flags.writeable \
             and not (state.grad_enabled and (self._requires_grad or value._requires_grad)):
         # `dC[ix] += demb[k, j]` (its write back) with nothing to record: apply_inplace's raw write, checked here
+        if np.may_share_memory(a, value.array):
+            _refuse_shared_copy(self, a[index], value.array)
         put_values(a, index, value.array)
         self._version_counter[0] += 1
         return
@@ -470,6 +483,8 @@ def setitem(self, index, value):
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
             check_inplace(self)
+        if not ids or np.may_share_memory(a, idx[0]) or type(value) is Tensor and np.may_share_memory(a, value.array):
+            _refuse_shared_put(self, idx, value)
         if not ids:
             _check_masks(idx, self.array.shape)
         idx = ordered
@@ -483,6 +498,13 @@ def setitem(self, index, value):
         if state.grad_enabled and self._requires_grad and self.grad_fn is None and steps:
             # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if not advanced and type(value) is Tensor and np.may_share_memory(a, value.array):  # (PyTorch's copy_)
+        try:
+            view = a[idx]
+        except IndexError:  # (raw's error, below)
+            view = None
+        if view is not None:
+            _refuse_shared_copy(self, view, value.array)
     if not advanced and state.grad_enabled and self._requires_grad:
         if getattr(self, "_multi_output", False):  # (PyTorch writes into the index's view of the piece: its op named)
             name = _view_op_name(index, self.array.shape)
@@ -522,6 +544,49 @@ def setitem(self, index, value):
             raise _index_error(e, a.shape, idx) from None
 
     apply_inplace(self, raw, recorded, value)  # (returns None, as PyTorch's)
+
+
+def _refuse_shared_copy(self, view, v):
+    """PyTorch's refusal of `t[basic index] = value` (its copy_ into the view) where value shares only part of
+    the view's memory; none where value is broadcast (its expanded copy is not dense) or 0-d (a fill)."""
+    if v.shape != view.shape:
+        if not v.ndim or _shape_after_ones(v.shape) != _shape_after_ones(view.shape):
+            return
+        v = v.reshape(view.shape)
+    refuse_shared(self, view, (v,), full=False)
+
+
+def _shape_after_ones(shape):
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _refuse_shared_put(self, idx, value):
+    """PyTorch's refusal of `t[index] = value` (its index_put_ into the view of t the basic items leave) where
+    the value or an index tensor shares memory with that view; none where it writes as masked_fill_ (one
+    mask, one value)."""
+    a = self.array
+    reads = [i for i in idx if type(i) is np.ndarray and i.ndim]
+    if len(reads) == 1 and reads[0].dtype == np.bool_ and (type(value) is not Tensor or value.array.size == 1):
+        return
+    if type(value) is Tensor:
+        reads.append(value.array)
+    if not any(np.may_share_memory(a, r) for r in reads):
+        return
+    view = []  # t's view: a slice for each dim an index tensor takes, the basic items as they are
+    for i in idx:
+        if type(i) is not np.ndarray:
+            view.append(i)
+        elif i.dtype == np.bool_:
+            view += [slice(None)] * i.ndim if i.ndim else [None if i else slice(0, 0)]
+        else:
+            view.append(slice(None) if i.ndim else int(i))
+    try:
+        view = a[tuple(view)]
+    except IndexError:  # (index_put_'s own error, later)
+        return
+    refuse_shared(self, view, reads, full=len(reads) > 1 or type(value) is not Tensor)
 
 
 def _written_as_masked_fill(index, value):
@@ -648,6 +713,7 @@ def copy_(self, src):
         if not isinstance(src, _OPERANDS):  # (an ndarray or a list: PyTorch's words, not a silent conversion)
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type_name(src)}")
         src = Tensor._wrap(np.asarray(src))
+    refuse_shared(self, self.array, (src.array,), full=False)
     check_broadcasts_into(self, src)
 
     def raw(a):
@@ -980,6 +1046,7 @@ def put_(self, index, source, accumulate=False):
     from .indexing import check_put, put, put_array
 
     check_put(self, index, source, "put_")
+    refuse_shared(self, self.array, (index.array, source.array))
     return apply_inplace(self, lambda a: put_array(a, index.array, source.array, accumulate),
                          lambda: put(self, index, source, accumulate), source)
 

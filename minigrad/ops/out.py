@@ -9,13 +9,11 @@ that returns a (values, indices) pair takes a pair of tensors.
 import functools
 import warnings
 
-import numpy as np
-
 from ..autograd import recording
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from ..typeinfo import can_cast
-from ._util import return_type, type_name
+from ._util import SHARED_MEMORY_MESSAGE, overlaps, return_type, type_name
 
 # the top-level functions that take out= (minigrad/__init__.py wraps them with `with_out`). Not the ones
 # scripts call once a time step with keywords (cat(..., dim=1), stack, where, clamp, gather): forwarding
@@ -279,15 +277,8 @@ def _check_overlap(out, inputs):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
     for a in inputs:
-        src = a.array if isinstance(a, Tensor) else None
-        if src is None or src is dst or not np.may_share_memory(src, dst):
-            continue
-        same = (src.__array_interface__["data"][0] == dst.__array_interface__["data"][0]
-                and src.shape == dst.shape and src.strides == dst.strides)
-        if not same:
-            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
-                               "refer to a single memory location. Please clone() the tensor before performing the "
-                               "operation.")
+        if isinstance(a, Tensor) and overlaps(dst, a.array, full=False):
+            raise RuntimeError(SHARED_MEMORY_MESSAGE)
 
 
 def _write_into(out, result, name="out"):

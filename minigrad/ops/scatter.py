@@ -506,11 +506,29 @@ def index_add(input, dim, index, source, *, alpha=1):
     return IndexAdd.apply(input, d, index, source, alpha)  # (the index's entries are checked in its forward)
 
 
+def tensors_read(*args, **kwargs):
+    """The arrays of an in-place op's tensor arguments: what PyTorch refuses to see share self's memory."""
+    return [a.array for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+
+
+def index_read(dim=None, index=None, *rest, **kwargs):  # index_fill_'s: its value, a number to it, is not
+    return (index.array,) if isinstance(index, Tensor) else ()
+
+
+def index_put_read(indices=(), values=None, accumulate=False, *rest, **kwargs):
+    """index_put_'s: its index tensors and values, but where it writes as masked_fill_ (one mask, one value)."""
+    ids = [i for i in indices if isinstance(i, Tensor)] if type(indices) in (tuple, list) else []
+    if not accumulate and isinstance(values, Tensor) and values.array.size == 1 and len(ids) == 1 \
+            and ids[0].array.dtype in (np.bool_, np.uint8):
+        return ()
+    return [t.array for t in (*ids, values) if isinstance(t, Tensor)]
+
+
 def _inplace(fn, into=None, src_at=None):
     """The in-place form `t.scatter_(...)`: the out-of-place op, written back into t; or, with nothing to
     record, `into(arr, ...)` where it writes the op's result into t's array itself (it returns False where not).
     src_at: the place of a src that must be a Tensor, checked here for the method's name and position."""
-    from .inplace import apply_inplace
+    from .inplace import apply_inplace, refuse_shared
 
     def raw(arr, args, kwargs):
         if into is None or not into(arr, *args, **kwargs):
@@ -520,6 +538,7 @@ def _inplace(fn, into=None, src_at=None):
         if src_at is not None:
             _src_tensor(fn.__name__ + "_", args[src_at] if len(args) > src_at else kwargs.get("src"), src_at + 1)
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        refuse_shared(self, self.array, [a.array for a in others])
         if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return _record(op, self, others, args, kwargs, lambda source: fn(source, *args, **kwargs))
         return apply_inplace(self, lambda arr: raw(arr, args, kwargs), lambda: fn(self, *args, **kwargs), *others)
@@ -577,7 +596,7 @@ def _record(op, self, others, args, kwargs, out_of_place):
     return recorder.on_inplace(op, self, args, kwargs)
 
 
-def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None, differentiable=True):
+def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None, differentiable=True, reads=None):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
     must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
     writes the result into t's array itself (it returns False where not). clone=False where fn saves no
@@ -586,8 +605,9 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
     (a dtype it has no kernel for) PyTorch's earlier refusals come first (inplace.check_in_order);
     result(self, *args): among them, the dtype of the op's result, refused where t cannot hold it
     (int.bitwise_or_(float)), as PyTorch checks it before looking for the kernel. differentiable=False: an op PyTorch has no derivative for (logical_not_), which
-    autograd neither checks nor records."""
-    from .inplace import apply_inplace, check_cast, check_in_order, output_shape_error
+    autograd neither checks nor records. reads(*args, **kwargs): the arrays among the arguments that PyTorch
+    refuses to see share t's memory (index_put_'s values and ids)."""
+    from .inplace import apply_inplace, check_cast, check_in_order, output_shape_error, refuse_shared
 
     def check(self, out):
         if tuple(out.array.shape) != tuple(self.array.shape):
@@ -624,6 +644,8 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
         if takes is not None and len(args) > takes:  # (PyTorch's words, not the out-of-place op's, which count self)
             raise TypeError(too_many_positional(name + "_", takes, len(args)))
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        if reads is not None:
+            refuse_shared(self, self.array, reads(*args, **kwargs))
         if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return _record(op, self, others, args, kwargs, lambda source: recorded(source, args, kwargs)())
         if not elementwise:

@@ -66,7 +66,11 @@ def test_index_add_inplace_errors_match_torch():
 def test_index_add_inplace_source_is_self():
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     mx, tx = _pair(x)
-    mx.index_add_(0, minigrad.tensor([3, 2, 1, 0]), mx)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):  # (as PyTorch: clone() it)
+        tx.index_add_(0, torch.tensor([3, 2, 1, 0]), tx)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        mx.index_add_(0, minigrad.tensor([3, 2, 1, 0]), mx)
+    mx.index_add_(0, minigrad.tensor([3, 2, 1, 0]), mx.clone())
     tx.index_add_(0, torch.tensor([3, 2, 1, 0]), tx.clone())
     np.testing.assert_array_equal(mx.numpy(), tx.numpy())
 
