@@ -635,7 +635,7 @@ def _plain_operand(a, b, ints=True):
             return None
         if (a._requires_grad or b._requires_grad) and state.grad_enabled:  # (a thread-local read last)
             xs, ys = x.shape, y.shape
-            if xs != ys:  # (the usual, the same shapes, needs no call)
+            if xs != ys and xs[len(xs) - len(ys):] != ys:  # (the usual, the same shapes or a bias's, needs no call)
                 _check_broadcast(xs, ys)
             return b
         return y  # (shapes that do not broadcast: numpy's ValueError, which the caller makes PyTorch's error)

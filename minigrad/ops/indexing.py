@@ -389,8 +389,8 @@ class Index(Function):
 
     @staticmethod
     def backward(ctx, g):  # scatter the gradient to where the elements came from
-        if not (ctx.advanced or g._requires_grad):  # a basic index, nothing to record (no create_graph): the array op
-            return Tensor._wrap(_put(g.array, ctx.shape, ctx.index)), None, None
+        if not g._requires_grad:  # nothing to record (no create_graph): IndexPutAdd's forward on the array alone
+            return Tensor._wrap(_scattered(g.array, ctx.shape, ctx.index, ctx.advanced)), None, None
         return IndexPutAdd.apply(g, ctx.shape, ctx.index, ctx.advanced), None, None
 
     @staticmethod
@@ -486,6 +486,8 @@ class IndexSelect(Function):
 
     @staticmethod
     def backward(ctx, g):  # scatter-add the gradient back to the picked entries
+        if not g._requires_grad:  # nothing to record (no create_graph): IndexPutAdd's forward on the array alone
+            return Tensor._wrap(_scattered(g.array, ctx.shape, ctx.index, True)), None, None
         return IndexPutAdd.apply(g, ctx.shape, ctx.index, True), None, None
 
 
@@ -512,15 +514,20 @@ class IndexPutAdd(Function):
     @staticmethod
     def forward(ctx, g, shape, index, advanced):
         ctx.index, ctx.advanced = index, advanced
-        if not advanced:
-            return _put(g.array, shape, index)
-        out = array_module(g.array).zeros(shape, dtype=g.array.dtype)
-        add_at_index(out, index, g.array)
-        return out
+        return _scattered(g.array, shape, index, advanced)
 
     @staticmethod
     def backward(ctx, gg):
         return Index.apply(gg, ctx.index, ctx.advanced), None, None, None
+
+
+def _scattered(g, shape, index, advanced):
+    """zeros(shape) with array `g` added at `index` (repeats summed): IndexPutAdd's forward."""
+    if not advanced:
+        return _put(g, shape, index)
+    out = array_module(g).zeros(shape, dtype=g.dtype)
+    add_at_index(out, index, g)
+    return out
 
 
 def add_at_index(out, index, values):

@@ -40,6 +40,7 @@ _flags_set = False
 
 
 def _as_view(out, base):
+    """`out` made a view of `base` (its version counter shared); returns `out`."""
     global _flags_set
     out._version_counter = base._version_counter
     out._base = base if base._base is None else base._base
@@ -50,6 +51,7 @@ def _as_view(out, base):
         if not state.grad_enabled and (base._requires_grad or getattr(base, "_no_grad_view", False)):
             out._no_grad_view = _flags_set = True  # (apply_inplace refuses writing through it with grad mode on)
             out._requires_grad = True  # (as PyTorch's: a leaf that requires grad through its base, gradients to neither)
+    return out
 
 
 def _view_of(base, array):
@@ -147,7 +149,7 @@ def view(input, *shape, **size):
     if shape == input.array.shape or input.array.flags.c_contiguous:  # contiguous memory takes any shape
         if _records_nothing(input):
             return _view_of(input, input.array.reshape(shape))
-        return _share_version(View.apply(input, shape), input)
+        return _as_view(View.apply(input, shape), input)  # (a reshape of contiguous memory is a view of it)
     xp = array_module(input.array)
     try:
         input.array.reshape(shape, copy=False) if xp is np else input.array.view().reshape(shape)

@@ -26,7 +26,8 @@ def _cross_entropy(xd, target, wd, ignore_index, reduction, ls, layout, need_gra
     loss_i = valid_i ((1 - ls) w[t_i] nll_i + ls/C smooth_i);  'mean' divides by sum_i valid_i w[t_i]
     D_ic = d loss_i / d x_ic = ((1 - ls) wv_i + ls/C W valid_i) p_ic - (1 - ls) wv_i [c == t_i] - ls/C valid_i w_c
            (p = softmax(x_i), wv_i = valid_i w[t_i], W = sum_c w_c)"""
-    t, target_shape = target.reshape(-1), () if layout == 1 else target.shape  # (a (C,) input's one id may be (1,))
+    t = target if target.ndim == 1 else target.reshape(-1)
+    target_shape = () if layout == 1 else target.shape  # (a (C,) input's one id may be (1,))
     xp = xp_of(xd)
     x2 = _rows(xd, layout)  # (M, C): a view for 2-D input
     M, C = x2.shape
