@@ -220,7 +220,7 @@ class Div(Function):
         return a.array / b.array
 
     @staticmethod
-    def backward(ctx, g):  # d(a/b) = da/b - a db/b^2
+    def backward(ctx, g):  # d(a/b) = da/b - (a/b)/b db (PyTorch's order: no b*b to overflow)
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
         dt = g.array.dtype
@@ -232,7 +232,7 @@ class Div(Function):
         if g.array.dtype.kind == "c":  # (complex: the conjugates of the factors, as Mul's)
             a, b = (None if a is None else a.conj()), b.conj()
         return (sum_to(g / b, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(-g * a / (b * b), b_shape) if ctx.needs_input_grad[1] else None)
+                sum_to(-g * (a / b / b), b_shape) if ctx.needs_input_grad[1] else None)
 
     @staticmethod
     def array_step(needs, a, b):
@@ -253,11 +253,12 @@ def _div_grads(g, a, b, needs, a_shape, b_shape):  # Div.backward's Tensor formu
     if g.dtype.kind == "c":
         a, b = (None if a is None else a.conj()), b.conj()
     gb = None
-    if needs[1]:  # -g a / (b b): the same steps, into one array (g has the output's shape, which a's broadcasts to)
+    if needs[1]:  # -g ((a / b) / b): the same steps, into one array (g has the output's shape, as a / b)
         xp = array_module(g)
-        gb = xp.negative(g, out=xp.empty(g.shape, g.dtype))  # (out=: an array even where g is 0-d)
-        xp.multiply(gb, a, out=gb)
-        xp.divide(gb, b * b, out=gb)
+        gb = xp.divide(a, b, out=xp.empty(g.shape, g.dtype))  # (out=: an array even where g is 0-d)
+        xp.divide(gb, b, out=gb)
+        xp.multiply(gb, g, out=gb)
+        xp.negative(gb, out=gb)
         if gb.shape != b_shape:  # (the shapes tested here: the usual, the output's shape, then needs no call)
             gb = sum_to_array(gb, b_shape)
     ga = None

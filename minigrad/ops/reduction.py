@@ -502,8 +502,11 @@ def argmax(input, dim=None, keepdim=False):
     if input.array.dtype.kind in "bc":
         refuse("argmax", input)
         raise RuntimeError("argmax(): does not support bool input")
-    if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
-        raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
+    if input.array.size == 0:
+        if dim is None:
+            raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
+        if input.array.ndim and input.array.shape[d := normalize_dim(dim, input.array.ndim)] == 0:
+            raise IndexError(f"argmax(): Expected reduction dim {d} to have non-zero size.")
     if dim is None:
         out = array_op(lambda a: np.int64(a.argmax()) if array_module(a) is np else a.argmax(), input)
         return out.reshape((1,) * input.array.ndim) if keepdim else out
@@ -517,8 +520,11 @@ def argmin(input, dim=None, keepdim=False):
     if input.array.dtype.kind in "bc":
         refuse("argmin", input)
         raise RuntimeError("argmin(): does not support bool input")
-    if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
-        raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
+    if input.array.size == 0:
+        if dim is None:
+            raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
+        if input.array.ndim and input.array.shape[d := normalize_dim(dim, input.array.ndim)] == 0:
+            raise IndexError(f"argmin(): Expected reduction dim {d} to have non-zero size.")
     if dim is None:
         out = array_op(lambda a: np.int64(a.argmin()) if array_module(a) is np else a.argmin(), input)
         return out.reshape((1,) * input.array.ndim) if keepdim else out
