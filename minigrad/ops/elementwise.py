@@ -149,8 +149,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, a):
-        with np.errstate(divide="ignore"):  # (the ufunc: 1.0 / x's bits without its Python float operand)
-            return array_module(a.array).reciprocal(a.array)
+        return array_module(a.array).reciprocal(a.array)  # (the ufunc: 1.0 / x's bits without its Python float operand)
 
     @staticmethod
     def backward(ctx, g):  # d(1/a) = -da / a^2
@@ -550,8 +549,7 @@ class RPow(Function):
     def backward(ctx, g):  # d(c^b) = c^b log(c) db
         if ctx.base == 0:  # 0^b: PyTorch's convention, gradient 0 where b >= 0
             b, result = ctx.saved_tensors
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return None, where(b >= 0, 0.0, g * result * float("-inf"))
+            return None, where(b >= 0, 0.0, g * result * float("-inf"))
         (result,) = ctx.saved_tensors
         if result.array.dtype.kind == "c":  # g conj(c^b log c), log c complex for a complex or negative c
             return None, g * (result * builtins.complex(np.log(builtins.complex(ctx.base)))).conj()
@@ -981,8 +979,7 @@ class Log(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save(self=a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return array_module(a.array).log(a.array)
+        return array_module(a.array).log(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(log a) = da / a
@@ -993,8 +990,7 @@ class Log(Function):
         xp = array_module(a.array)
 
         def forward(x):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return xp.log(x), x
+            return xp.log(x), x
 
         return forward, lambda x, g: (g / x,)
 
@@ -1005,8 +1001,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, a):
-        with np.errstate(invalid="ignore"):
-            return array_module(a.array).sqrt(a.array)
+        return array_module(a.array).sqrt(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(sqrt a) = da / (2 sqrt a)
@@ -1021,14 +1016,9 @@ class Rsqrt(Function):
     def forward(ctx, a):
         x = a.array
         xp = array_module(x)
-        if x.size == 1 and type(x) is np.ndarray and x.dtype != np.float16 and x.item() > 0:
-            # one positive number (RMSNorm's of a generated token) cannot warn: no errstate to enter, which
-            # costs as much as the two ufuncs
-            return xp.reciprocal(xp.sqrt(x))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if x.dtype == np.float16:
-                return in_float32(lambda y: xp.reciprocal(xp.sqrt(y)), x)
-            return xp.reciprocal(xp.sqrt(x))  # (1.0 / sqrt's bits, a microsecond sooner)
+        if x.dtype == np.float16:
+            return in_float32(lambda y: xp.reciprocal(xp.sqrt(y)), x)
+        return xp.reciprocal(xp.sqrt(x))  # (1.0 / sqrt's bits, a microsecond sooner)
 
     @staticmethod
     def backward(ctx, g):  # d(a^-1/2) = -1/2 a^-3/2 da
