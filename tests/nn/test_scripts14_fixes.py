@@ -84,3 +84,19 @@ def test_parameters_to_vector_needs_viewable_parameters(torch):
     assert texts[1] == texts[0]
     vec = mnn.utils.parameters_to_vector([mnn.Parameter(minigrad.ones(2, 3)), mnn.Parameter(minigrad.zeros(2))])
     assert tuple(vec.shape) == (8,) and type(vec.grad_fn).__name__ == "CatBackward0"
+
+
+@pytest.mark.parametrize("shapes", [[(2, 4), (3, 1)], [(2, 4), (3, 5)], [(2, 4), (3, 2, 4)], [(2, 4), (3,)],
+                                    [(2, 4), (1, 3, 4)], [(3,), (2, 4)], [(2, 3), (0, 1)]])
+def test_pad_sequence_broadcasts_each_sequence_into_its_slot(torch, shapes):
+    results = []
+    for lib in (torch, minigrad):
+        xs = [lib.tensor(np.arange(np.prod(s), dtype=np.float64).reshape(s) + 1, requires_grad=True) for s in shapes]
+        try:
+            r = lib.nn.utils.rnn.pad_sequence(xs, batch_first=True, padding_value=-1.0)
+        except RuntimeError as e:
+            results.append(("error", str(e)))
+            continue
+        (r * lib.arange(r.numel(), dtype=lib.float64).view(r.shape)).sum().backward()
+        results.append(("ok", tuple(r.shape), r.detach().numpy().tolist(), [x.grad.numpy().tolist() for x in xs]))
+    assert results[1] == results[0]
