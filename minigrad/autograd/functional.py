@@ -19,10 +19,10 @@ from .grad_mode import enable_grad
 
 
 def _as_tuple(x, arg_name, fn_name):
-    """(is_tuple, the tuple): a lone Tensor as a 1-tuple, or PyTorch's TypeError for anything else."""
+    """(is_tuple, the tuple): a lone Tensor as a 1-tuple, or PyTorch's TypeError for anything else (a list too)."""
     Tensor = _function.Tensor
-    is_tuple = isinstance(x, (tuple, list))
-    items = tuple(x) if is_tuple else (x,)
+    is_tuple = isinstance(x, tuple)
+    items = x if is_tuple else (x,)
     for i, el in enumerate(items):
         if not isinstance(el, Tensor):
             if is_tuple:
@@ -225,7 +225,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 
 def _scalar_output(func, fn_name):
-    """func, checked to return a single one-element Tensor (what hessian, vhp and hvp need)."""
+    """func, checked to return a single one-element Tensor (what hessian, vhp and hvp need), returned as it is
+    (vhp and hvp give it back in its own shape)."""
     def wrapped(*xs):
         out = func(*xs)
         is_tuple, outs = _as_tuple(out, "outputs of the user-provided function", fn_name)
@@ -234,7 +235,7 @@ def _scalar_output(func, fn_name):
         if outs[0].numel() != 1:
             raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single "
                                f"element")
-        return outs[0].reshape(())
+        return outs[0]
     return wrapped
 
 

@@ -149,8 +149,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, a):
-        with np.errstate(divide="ignore"):  # (the ufunc: 1.0 / x's bits without its Python float operand)
-            return array_module(a.array).reciprocal(a.array)
+        return array_module(a.array).reciprocal(a.array)  # (the ufunc: 1.0 / x's bits without its Python float operand)
 
     @staticmethod
     def backward(ctx, g):  # d(1/a) = -da / a^2
@@ -220,7 +219,7 @@ class Div(Function):
         return a.array / b.array
 
     @staticmethod
-    def backward(ctx, g):  # d(a/b) = da/b - a db/b^2
+    def backward(ctx, g):  # d(a/b) = da/b - (a/b)/b db (PyTorch's order: no b*b to overflow)
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
         dt = g.array.dtype
@@ -232,7 +231,7 @@ class Div(Function):
         if g.array.dtype.kind == "c":  # (complex: the conjugates of the factors, as Mul's)
             a, b = (None if a is None else a.conj()), b.conj()
         return (sum_to(g / b, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(-g * a / (b * b), b_shape) if ctx.needs_input_grad[1] else None)
+                sum_to(-g * (a / b / b), b_shape) if ctx.needs_input_grad[1] else None)
 
     @staticmethod
     def array_step(needs, a, b):
@@ -253,11 +252,12 @@ def _div_grads(g, a, b, needs, a_shape, b_shape):  # Div.backward's Tensor formu
     if g.dtype.kind == "c":
         a, b = (None if a is None else a.conj()), b.conj()
     gb = None
-    if needs[1]:  # -g a / (b b): the same steps, into one array (g has the output's shape, which a's broadcasts to)
+    if needs[1]:  # -g ((a / b) / b): the same steps, into one array (g has the output's shape, as a / b)
         xp = array_module(g)
-        gb = xp.negative(g, out=xp.empty(g.shape, g.dtype))  # (out=: an array even where g is 0-d)
-        xp.multiply(gb, a, out=gb)
-        xp.divide(gb, b * b, out=gb)
+        gb = xp.divide(a, b, out=xp.empty(g.shape, g.dtype))  # (out=: an array even where g is 0-d)
+        xp.divide(gb, b, out=gb)
+        xp.multiply(gb, g, out=gb)
+        xp.negative(gb, out=gb)
         if gb.shape != b_shape:  # (the shapes tested here: the usual, the output's shape, then needs no call)
             gb = sum_to_array(gb, b_shape)
     ga = None
@@ -549,8 +549,7 @@ class RPow(Function):
     def backward(ctx, g):  # d(c^b) = c^b log(c) db
         if ctx.base == 0:  # 0^b: PyTorch's convention, gradient 0 where b >= 0
             b, result = ctx.saved_tensors
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return None, where(b >= 0, 0.0, g * result * float("-inf"))
+            return None, where(b >= 0, 0.0, g * result * float("-inf"))
         (result,) = ctx.saved_tensors
         if result.array.dtype.kind == "c":  # g conj(c^b log c), log c complex for a complex or negative c
             return None, g * (result * builtins.complex(np.log(builtins.complex(ctx.base)))).conj()
@@ -980,8 +979,7 @@ class Log(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save(self=a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return array_module(a.array).log(a.array)
+        return array_module(a.array).log(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(log a) = da / a
@@ -992,8 +990,7 @@ class Log(Function):
         xp = array_module(a.array)
 
         def forward(x):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return xp.log(x), x
+            return xp.log(x), x
 
         return forward, lambda x, g: (g / x,)
 
@@ -1004,8 +1001,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, a):
-        with np.errstate(invalid="ignore"):
-            return array_module(a.array).sqrt(a.array)
+        return array_module(a.array).sqrt(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(sqrt a) = da / (2 sqrt a)
@@ -1020,14 +1016,9 @@ class Rsqrt(Function):
     def forward(ctx, a):
         x = a.array
         xp = array_module(x)
-        if x.size == 1 and type(x) is np.ndarray and x.dtype != np.float16 and x.item() > 0:
-            # one positive number (RMSNorm's of a generated token) cannot warn: no errstate to enter, which
-            # costs as much as the two ufuncs
-            return xp.reciprocal(xp.sqrt(x))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if x.dtype == np.float16:
-                return in_float32(lambda y: xp.reciprocal(xp.sqrt(y)), x)
-            return xp.reciprocal(xp.sqrt(x))  # (1.0 / sqrt's bits, a microsecond sooner)
+        if x.dtype == np.float16:
+            return in_float32(lambda y: xp.reciprocal(xp.sqrt(y)), x)
+        return xp.reciprocal(xp.sqrt(x))  # (1.0 / sqrt's bits, a microsecond sooner)
 
     @staticmethod
     def backward(ctx, g):  # d(a^-1/2) = -1/2 a^-3/2 da

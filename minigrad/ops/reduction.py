@@ -118,9 +118,8 @@ def _mean_array(a, dims, keepdim):
     """`a.mean(axis=dims, keepdims=keepdim)`: for a float32 or float64 numpy array of some elements, the
     steps numpy's own mean takes (the sum, then a division by the count as an intp), without the Python
     around them that costs a small tensor's mean three times its arithmetic; the same bits."""
-    if not a.size:  # nan, which says it: PyTorch does not warn, numpy does (so not numpy's mean: see _moment)
-        with np.errstate(invalid="ignore"):
-            return a.sum(axis=dims, keepdims=keepdim) / _count(a.shape, dims)
+    if not a.size:  # nan, which says it (not numpy's mean, which warns of an empty slice in Python: see _moment)
+        return a.sum(axis=dims, keepdims=keepdim) / _count(a.shape, dims)
     if type(a) is not np.ndarray or a.dtype.itemsize < 4 or a.dtype.kind == "c":
         return a.mean(axis=dims, keepdims=keepdim)  # (float16's float32 sum, cupy's, complex)
     total = add_reduce(a, dims, keepdim)
@@ -184,14 +183,13 @@ def _complex_moment(a, dims, correction, keepdim, root):
     xp = array_module(a)
     x = _centered(a, dims)
     total = xp.add.reduce(x.real * x.real + x.imag * x.imag, axis=dims, keepdims=keepdim)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        total = xp.asarray(total / np.float64(_count(a.shape, dims) - correction), dtype=x.real.dtype)
+    total = xp.asarray(total / np.float64(_count(a.shape, dims) - correction), dtype=x.real.dtype)
     return xp.sqrt(total) if root else total
 
 
 def _moment(a, dims, correction, keepdim, root):
     """numpy's var (std where `root`) of array `a` over `dims`: inf and nan where they arise, with no
-    warning (numpy warns when no degrees of freedom are left: silenced only then, as it costs)."""
+    warning (the caller's op runs with numpy's warnings off: minigrad/_fp_errors.py)."""
     if a.dtype.kind == "c":  # (a real result: Var's and Std's backward formulas hold for it as they are)
         return _complex_moment(a, dims, correction, keepdim, root)
     n = _count(a.shape, dims)
@@ -199,15 +197,14 @@ def _moment(a, dims, correction, keepdim, root):
         return _variance(a, dims, n, correction, keepdim, root)
     if a.dtype == np.float16:  # PyTorch's half var in float32, rounded once
         return in_float32(_moment, a, dims, correction, keepdim, root)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if n > correction:
-            return (a.std if root else a.var)(axis=dims, ddof=correction, keepdims=keepdim)
-        # No degrees of freedom left: inf or nan, which say it. numpy's var would warn, and silencing it
-        # (warnings.catch_warnings) makes Python forget the warnings it has shown, so that each of a script's
-        # warnings printed once would print again after every such call: the same steps, written out.
-        centered = a - a.sum(axis=dims, keepdims=True) / n
-        total = (centered * centered).sum(axis=dims, keepdims=keepdim) / builtins.max(n - correction, 0)
-        return np.sqrt(total) if root else total
+    if n > correction:
+        return (a.std if root else a.var)(axis=dims, ddof=correction, keepdims=keepdim)
+    # No degrees of freedom left: inf or nan, which say it. numpy's var would warn, and silencing it
+    # (warnings.catch_warnings) makes Python forget the warnings it has shown, so that each of a script's
+    # warnings printed once would print again after every such call: the same steps, written out.
+    centered = a - a.sum(axis=dims, keepdims=True) / n
+    total = (centered * centered).sum(axis=dims, keepdims=keepdim) / builtins.max(n - correction, 0)
+    return np.sqrt(total) if root else total
 
 
 def _variance(a, dims, n, correction, keepdim, root):
@@ -243,8 +240,7 @@ class Var(Function):
         n = _count(a.array.shape, ctx.dims)
         if not ctx.keepdim and ctx.dims:
             g = g.reshape(_keep_shape(a.array.shape, ctx.dims))
-        with np.errstate(divide="ignore"):  # no degrees of freedom left: inf, nan as in PyTorch
-            scale = float(np.float64(2.0) / (n - ctx.correction))
+        scale = float(np.float64(2.0) / (n - ctx.correction))  # (no degrees of freedom left: inf, nan as in PyTorch)
         if g.array.dtype == np.float16:  # PyTorch's order, (2 / dof) g first: in half, each step rounds
             return g * scale * (a - a.mean(dim=ctx.dims, keepdim=True)), None, None, None
         if not state.grad_enabled:  # no graph of the backward wanted (no create_graph): the same passes on the arrays
@@ -275,9 +271,8 @@ class Std(Function):
         if not state.grad_enabled:  # no graph of the backward wanted (no create_graph): the same passes on the arrays
             xp, r = array_module(result.array), result.array
             zero = r == 0
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = xp.where(zero, 0.0, g.array / xp.where(zero, 1.0, r)) * _centered(a.array, ctx.dims)
-                out /= n - ctx.correction
+            out = xp.where(zero, 0.0, g.array / xp.where(zero, 1.0, r)) * _centered(a.array, ctx.dims)
+            out /= n - ctx.correction
             return Tensor._wrap(out), None, None, None
         centered = a - a.mean(dim=ctx.dims, keepdim=True)
         # where std is 0 the gradient is 0 (PyTorch's convention), not 0/0
@@ -502,8 +497,11 @@ def argmax(input, dim=None, keepdim=False):
     if input.array.dtype.kind in "bc":
         refuse("argmax", input)
         raise RuntimeError("argmax(): does not support bool input")
-    if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
-        raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
+    if input.array.size == 0:
+        if dim is None:
+            raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
+        if input.array.ndim and input.array.shape[d := normalize_dim(dim, input.array.ndim)] == 0:
+            raise IndexError(f"argmax(): Expected reduction dim {d} to have non-zero size.")
     if dim is None:
         out = array_op(lambda a: np.int64(a.argmax()) if array_module(a) is np else a.argmax(), input)
         return out.reshape((1,) * input.array.ndim) if keepdim else out
@@ -517,8 +515,11 @@ def argmin(input, dim=None, keepdim=False):
     if input.array.dtype.kind in "bc":
         refuse("argmin", input)
         raise RuntimeError("argmin(): does not support bool input")
-    if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
-        raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
+    if input.array.size == 0:
+        if dim is None:
+            raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
+        if input.array.ndim and input.array.shape[d := normalize_dim(dim, input.array.ndim)] == 0:
+            raise IndexError(f"argmin(): Expected reduction dim {d} to have non-zero size.")
     if dim is None:
         out = array_op(lambda a: np.int64(a.argmin()) if array_module(a) is np else a.argmin(), input)
         return out.reshape((1,) * input.array.ndim) if keepdim else out
@@ -537,8 +538,7 @@ class Logsumexp(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         xp = array_module(a.array)
         if a.array.size == 0:  # the log of an empty sum: -inf (or an empty result)
-            with np.errstate(divide="ignore"):
-                return xp.log(xp.exp(a.array).sum(axis=dims, keepdims=keepdim))
+            return xp.log(xp.exp(a.array).sum(axis=dims, keepdims=keepdim))
         m = (a.array.real if a.array.dtype.kind == "c" else a.array).max(axis=dims, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows stay -inf instead of nan
         out = xp.log(xp.exp(a.array - m).sum(axis=dims, keepdims=True)) + m
@@ -940,8 +940,7 @@ def _vector_norm_array(x, p, dims, keepdim):
         return x.min(axis=dims, keepdims=keepdim)
     if p == 1:  # sum |x|
         return add_reduce(x, dims, keepdim)
-    with np.errstate(divide="ignore"):  # p < 0: |0|^p = inf, and then the slice's norm is inf^(1/p) = 0
-        return add_reduce(x ** p, dims, keepdim) ** (1.0 / p)
+    return add_reduce(x ** p, dims, keepdim) ** (1.0 / p)  # p < 0: |0|^p = inf, and the slice's norm inf^(1/p) = 0
 
 
 def _vector_norm_grad(a, n, p, dims, g):

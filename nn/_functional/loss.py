@@ -368,8 +368,7 @@ def _mse(x, y, reduction):  # (x - y)^2, reduced -> (the loss, x - y)
     s = sum_of_squares(d)
     if reduction == "sum":
         return s, d
-    with np.errstate(invalid="ignore"):  # an empty input's mean is 0 / 0, nan (PyTorch's), without numpy's warning
-        return s / float(d.size), d
+    return s / float(d.size), d  # (an empty input's mean: 0 / 0, nan as PyTorch's)
 
 
 def _mse_backward(d, g, reduction, xs, ys, needs):  # gx = 2 (x - y) g [/ n],  gy = -gx, each summed to its shape

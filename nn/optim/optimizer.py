@@ -16,6 +16,7 @@ from functools import wraps
 import numpy as np
 
 from minigrad import Tensor, enable_grad, no_grad
+from minigrad._fp_errors import quiet as fp_quiet, restore as fp_restore
 from minigrad.autograd import recording
 from minigrad.autograd.function import RemovableHandle
 from minigrad.device import array_module, to_device
@@ -318,11 +319,15 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
-            for group in self.param_groups:
-                if self.sparse_refusal is not None and sparse_grads(group["params"]):
-                    raise RuntimeError(self.sparse_refusal)
-                self._step_group(group)
+        fp = fp_quiet()  # (the steps' array arithmetic: an inf or nan gradient's, silent as in PyTorch)
+        try:
+            with no_grad():
+                for group in self.param_groups:
+                    if self.sparse_refusal is not None and sparse_grads(group["params"]):
+                        raise RuntimeError(self.sparse_refusal)
+                    self._step_group(group)
+        finally:
+            fp_restore(fp)
         return loss
 
     def _step_group(self, group):

@@ -85,7 +85,7 @@ def _scale(grads, coef, xp):
     if not coef >= 1.0:
         with np.errstate(invalid="ignore"):  # (inf * 0 for an inf norm: nan, as PyTorch, without numpy's warning)
             for g in grads:
-                xp.multiply(g.array, coef, out=g.array)
+                xp.multiply(g.array, xp.asarray(coef, dtype=g.array.dtype), out=g.array)
                 g._bump_version()
 
 
@@ -167,7 +167,7 @@ def parameters_to_vector(parameters):
 
     params = list(parameters)
     _one_device(params)
-    return minigrad.cat([p.reshape(-1) for p in params])
+    return minigrad.cat([p.view(-1) for p in params])  # (a non-contiguous parameter: view's error, as PyTorch's)
 
 
 def vector_to_parameters(vec, parameters):

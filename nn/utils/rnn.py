@@ -16,7 +16,7 @@ _SORTED = ("`lengths` array must be sorted in decreasing order when `enforce_sor
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
-    """Stack sequences of lengths L_i (each (L_i, *), the same trailing dims) into one tensor, padding each to the
+    """Stack sequences of lengths L_i (each (L_i, *), trailing dims broadcastable to the first's) into one tensor, padding each to the
     longest with `padding_value` on the right (or the left). Shapes -> (max L, B, *), or (B, max L, *) with
     batch_first. The result has the first sequence's dtype. Differentiable in every sequence."""
     if padding_side not in ("left", "right"):
@@ -34,9 +34,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     longest = max(s.shape[0] for s in sequences)
     padded = []
     for s in sequences:
-        if tuple(s.shape[1:]) != trailing:
-            raise RuntimeError(f"pad_sequence: every sequence must have the trailing dims {list(trailing)} of the "
-                               f"first, but got one of size {list(s.shape)}")
+        slot = (s.shape[0],) + trailing
+        if tuple(s.shape) != slot:  # PyTorch copies it into its slot: broadcast there, else copy_'s error
+            s = minigrad.zeros(slot, dtype=first.dtype, device=s.device).copy_(s)
         if s.dtype != first.dtype:
             s = s.to(first.dtype)
         short = longest - s.shape[0]
