@@ -78,7 +78,7 @@ _UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "abs", "
           _case("relu", _xfail("relu(-0.0) of float16 is 0.0 in minigrad, -0.0 in PyTorch (float32 agrees)")),
           _case("rsqrt", _xfail("1 ulp on 3 of 300: minigrad's float32 reciprocal of sqrt, PyTorch's own rsqrt")),
           _case("erf", _xfail("up to 2 ulps: minigrad's erf approximation differs from PyTorch's vectorized one")),
-          _case("sign", _xfail("sign(nan) is 0 in PyTorch, nan in minigrad: not half-specific (float32 too)")),
+          "sign",
           "digamma"]
 
 

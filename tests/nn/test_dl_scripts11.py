@@ -357,7 +357,10 @@ def tabular(torch, init):
             super().__init__()
             self.embs = nn.ModuleList([nn.Embedding(c, 2) for c in cards])
             self.bn_num = nn.BatchNorm1d(3)
-            self.mlp = nn.Sequential(nn.Linear(9, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+            # (no bias before the BatchNorm: its exact gradient is 0, and Adam would step on the rounding noise,
+            # which differs with the BLAS thread count)
+            self.mlp = nn.Sequential(nn.Linear(9, 8, bias=False), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.3),
+                                     nn.Linear(8, 2))
 
         def forward(self, cat, num):
             h = torch.cat([emb(cat[:, i]) for i, emb in enumerate(self.embs)] + [self.bn_num(num)], dim=1)
