@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ..device import array_module
+from .special_array import fused, rounded
 
 EULER_GAMMA = 0.57721566490153286061
 _SERIES_TERMS = 50  # the power series of I_nu up to |x| = 25: the last term is below 1e-19 of the sum
@@ -256,9 +257,10 @@ _PHASE = {0: 0.785398163397448309615660845819875721, 1: 2.3561944901923449288469
 
 
 def _horner(coefficients, z):
-    out = 0.0
+    """sum_i c_i z^(n-i) in z's dtype, each step fused as compiled (0 z first, as PyTorch's: nan at an infinite z)."""
+    out = z * 0
     for c in coefficients:
-        out = out * z + c
+        out = fused(out, z, z.dtype.type(c))
     return out
 
 
@@ -270,9 +272,12 @@ def _jy_small(xp, x, kind, nu):
         return xp.where(x < 1e-5, 1.0 - z / 4.0, out)
     if kind == "j":
         return _horner(_J1_R, z) / _horner(_J1_S, z) * x * (z - _J1_ZEROS_SQ[0]) * (z - _J1_ZEROS_SQ[1])
-    if nu == 0:
-        return _horner(_Y0_R, z) / _horner(_Y0_S, z) + _TWO_OVER_PI * xp.log(x) * _jy_small(xp, x, "j", 0)
-    return x * (_horner(_Y1_R, z) / _horner(_Y1_S, z)) + _TWO_OVER_PI * (_jy_small(xp, x, "j", 1) * xp.log(x) - 1.0 / x)
+    log_x = rounded(xp.log, x)
+    if nu == 0:  # R(z) + (2/pi) log(x) J0(x)
+        return fused(_TWO_OVER_PI * log_x, _jy_small(xp, x, "j", 0), _horner(_Y0_R, z) / _horner(_Y0_S, z))
+    # x R(z) + (2/pi) (J1(x) log(x) - 1/x)
+    return fused(x, _horner(_Y1_R, z) / _horner(_Y1_S, z),
+                 _TWO_OVER_PI * fused(_jy_small(xp, x, "j", 1), log_x, -(1.0 / x)))
 
 
 def _jy_large(xp, x, kind, nu):
@@ -282,14 +287,16 @@ def _jy_large(xp, x, kind, nu):
     p = _horner(pn, z) / _horner(pd, z)
     q = 5.0 / x * (_horner(qn, z) / _horner(qd, z))
     c = x - _PHASE[nu]
-    out = p * xp.cos(c) - q * xp.sin(c) if kind == "j" else p * xp.sin(c) + q * xp.cos(c)
+    sin_c, cos_c = rounded(xp.sin, c), rounded(xp.cos, c)
+    out = fused(p, cos_c, -(q * sin_c)) if kind == "j" else fused(p, sin_c, q * cos_c)
     return out * _SQRT_TWO_OVER_PI / xp.sqrt(x)
 
 
 def bessel_jy(x, kind, nu):
     """J_nu(x) (kind "j") or Y_nu(x) (kind "y") elementwise, nu = 0 or 1. J0 is even, J1 odd; Y is
     -inf at 0 and nan for x < 0. Computed in float32 for float32 and float16 x, as PyTorch's kernels do
-    (its float32 phase x - pi/4 is rounded in float32: float64 values would be thousands of ulps off)."""
+    (its float32 phase x - pi/4 is rounded in float32: float64 values would be thousands of ulps off),
+    with its fused multiply-adds and the C library's sin, cos and log."""
     xp = array_module(x)
     dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
     v = x.astype(np.float64 if dt == np.float64 else np.float32)
