@@ -17,3 +17,27 @@ torch = pytest.importorskip("torch")
 ])
 def test_float32_bessel_jy(name, x):
     check("special." + name, [np.array(x, dtype=np.float32)], {})
+
+
+@pytest.mark.parametrize("name,x", [
+    # PyTorch's i1 and i1e kernels keep only 17 and 7 of Cephes's coefficients in float32, and take e^x x S
+    ("i1", [-7.9704, 7.95, 3.3, -9.5, 12.0]),
+    ("i1e", [-7.9944, 7.9, 9.5, -12.0]),
+    # K0 and K1 by Cephes's series in float32, x^2 - 2 fused as compiled (K0's log term in double, as there)
+    ("modified_bessel_k0", [1.3932, 1.9512, 0.7, 2.5, 9.0]),
+    ("modified_bessel_k1", [1.59, 1.7556, 0.3, 3.0]),
+    ("scaled_modified_bessel_k0", [1.3932, 1.8384, 0.5, 6.0]),
+    ("scaled_modified_bessel_k1", [0.8424, 1.4448, 4.0]),
+])
+def test_float32_bessel_ik(name, x):
+    check("special." + name, [np.array(x, dtype=np.float32)], {})
+
+
+@pytest.mark.parametrize("name", ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+                                  "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+                                  "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "i0e", "i1", "i1e"])
+def test_float32_bessel_edges(name):
+    # the float32 ports keep PyTorch's values at the ends: 0, -0.0, inf, nan, negatives, tiny and huge x
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.5, 1e-30, 1e-42, 8.0, 2.0, 5.0, 88.0, 100.0, 1e4],
+                 dtype=np.float32)
+    check("special." + name, [x], {})
