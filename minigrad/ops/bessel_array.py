@@ -58,7 +58,7 @@ def _i_scaled(xp, y, nu):
     for k in range(1, _ASYMPTOTIC_TERMS + 1):
         t = t * (((2 * k - 1) ** 2 - 4 * nu * nu) / (8.0 * k)) / yb
         total += t
-    out[big] = total / xp.sqrt(2.0 * math.pi * yb)
+    out[big] = total / math.sqrt(2.0 * math.pi) / xp.sqrt(yb)  # (2 pi y overflows past y ~ 2.9e307)
     return out
 
 

@@ -41,3 +41,9 @@ def test_float32_bessel_edges(name):
     x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.5, 1e-30, 1e-42, 8.0, 2.0, 5.0, 88.0, 100.0, 1e4],
                  dtype=np.float32)
     check("special." + name, [x], {})
+
+
+@pytest.mark.parametrize("name", ["i0e", "i1e"])
+def test_scaled_i_huge(name):
+    # e^-x I_nu(x) ~ 1/sqrt(2 pi x): not 0 where 2 pi x overflows
+    check("special." + name, [np.array([2.86111749e307, -1e308, 1e300])], {})
