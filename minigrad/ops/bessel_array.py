@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ..device import array_module
+from .special_array import fused, rounded
 
 EULER_GAMMA = 0.57721566490153286061
 _SERIES_TERMS = 50  # the power series of I_nu up to |x| = 25: the last term is below 1e-19 of the sum
@@ -57,7 +58,7 @@ def _i_scaled(xp, y, nu):
     for k in range(1, _ASYMPTOTIC_TERMS + 1):
         t = t * (((2 * k - 1) ** 2 - 4 * nu * nu) / (8.0 * k)) / yb
         total += t
-    out[big] = total / xp.sqrt(2.0 * math.pi * yb)
+    out[big] = total / math.sqrt(2.0 * math.pi) / xp.sqrt(yb)  # (2 pi y overflows past y ~ 2.9e307)
     return out
 
 
@@ -116,28 +117,33 @@ def _chebyshev(t, coefficients):
     return (b0 - b2) * t.dtype.type(0.5)
 
 
-def _i_scaled_float32(xp, y, nu):
-    """e^-y I_nu(y) of float32 y >= 0 (or nan) as PyTorch's float32 kernels: Cephes's series in float32."""
+def _i_float32(xp, y, nu, scaled, modified):
+    """I_nu(y) (scaled: e^-y I_nu(y)) of float32 y >= 0 (or nan) as PyTorch's float32 kernels: Cephes's series in
+    float32, e^y by the C library's expf. Its i1 and i1e kernels keep only the last 17 and 7 coefficients in
+    float32 and take e^y y S, its modified_bessel_i1 all of them and S y e^y."""
     a, b = _I_CHEBYSHEV[nu]
+    if nu == 1 and not modified:
+        a, b = a[-17:], b[-7:]
     f = np.float32
     small = y <= f(8.0)
-    inner = _chebyshev(xp.where(small, y, f(8.0)) / f(2.0) - f(2.0), a)
-    inner = inner * y if nu == 1 else inner
-    big = xp.where(small, f(8.0), y)
-    outer = _chebyshev(f(32.0) / big - f(2.0), b) / xp.sqrt(big)
-    return xp.where(small, inner, outer)
+    ys, yb = xp.where(small, y, f(8.0)), xp.where(small, f(8.0), y)
+    inner = _chebyshev(ys / f(2.0) - f(2.0), a)
+    outer = _chebyshev(f(32.0) / yb - f(2.0), b)
+    if scaled:
+        return xp.where(small, inner * ys if nu == 1 else inner, outer / xp.sqrt(yb))
+    e = rounded(xp.exp, y)
+    inner = e * inner if nu == 0 else inner * ys * e if modified else e * ys * inner
+    return xp.where(small, inner, e * outer / xp.sqrt(yb))
 
 
-def bessel_i(x, nu, scaled=False):
+def bessel_i(x, nu, scaled=False, modified=False):
     """I_nu(x) (scaled: e^-|x| I_nu(x)) elementwise, nu = 0 or 1 (I0 is even, I1 odd); for float32 x by
-    PyTorch's float32 method (its rounding errors are several float32 ulps)."""
+    PyTorch's float32 method (its rounding errors are several float32 ulps): of its modified_bessel_i0/i1
+    kernels with `modified`, else of its i0, i0e, i1, i1e."""
     if x.dtype == np.float32:
         xp = array_module(x)
-        y = xp.abs(x)
         with np.errstate(all="ignore"):
-            r = _i_scaled_float32(xp, y, nu)
-            if not scaled:
-                r = r * xp.exp(y)
+            r = _i_float32(xp, xp.abs(x), nu, scaled, modified)
             return xp.where(x < 0, -r, r) if nu == 1 else r
     xp, dt, v = _float64(x)
     y = xp.abs(v)
@@ -184,8 +190,68 @@ def _k_scaled_quadrature(xp, y, nu):
     return total * h
 
 
+# Cephes's Chebyshev series for K0 and K1 (k0.c, k1.c), which PyTorch's kernels evaluate in float32 for float32
+# x: K_nu(x) + (-1)^nu log(x/2) I_nu(x) (times x for nu = 1) on [0, 2] in t = x^2 - 2, sqrt(x) e^x K_nu(x)
+# above in t = 8/x - 2. Coefficients highest order first.
+_K_CHEBYSHEV = {
+    0: ((1.37446543561352307156e-16, 4.25981614279661018399e-14, 1.03496952576338420167e-11,
+         1.90451637722020886025e-09, 2.53479107902614945675e-07, 2.28621210311945178607e-05,
+         1.26461541144692592338e-03, 3.59799365153615016266e-02, 3.44289899924628486886e-01,
+         -5.35327393233902768720e-01),
+        (5.30043377268626276149e-18, -1.64758043015242134646e-17, 5.21039150503902756861e-17,
+         -1.67823109680541210385e-16, 5.51205597852431940784e-16, -1.84859337734377901440e-15,
+         6.34007647740507060557e-15, -2.22751332699166985548e-14, 8.03289077536357521100e-14,
+         -2.98009692317273043925e-13, 1.14034058820847496303e-12, -4.51459788337394416547e-12,
+         1.85594911495471785253e-11, -7.95748924447710747776e-11, 3.57739728140030116597e-10,
+         -1.69753450938905987466e-09, 8.57403401741422608519e-09, -4.66048989768794782956e-08,
+         2.76681363944501510342e-07, -1.83175552271911948767e-06, 1.39498137188764993662e-05,
+         -1.28495495816278026384e-04, 1.56988388573005337491e-03, -3.14481013119645005427e-02,
+         2.44030308206595545468e+00)),
+    1: ((-7.02386347938628759343e-18, -2.42744985051936593393e-15, -6.66690169419932900609e-13,
+         -1.41148839263352776110e-10, -2.21338763073472585583e-08, -2.43340614156596823496e-06,
+         -1.73028895751305206302e-04, -6.97572385963986435018e-03, -1.22611180822657148235e-01,
+         -3.53155960776544875667e-01, 1.52530022733894777053e+00),
+        (-5.75674448366501715755e-18, 1.79405087314755922667e-17, -5.68946255844285935196e-17,
+         1.83809354436663880070e-16, -6.05704724837331885336e-16, 2.03870316562433424052e-15,
+         -7.01983709041831346144e-15, 2.47715442448130437068e-14, -8.97670518232499435011e-14,
+         3.34841966607842919884e-13, -1.28917396095102890680e-12, 5.13963967348173025100e-12,
+         -2.12996783842756842877e-11, 9.21831518760500529508e-11, -4.19035475934189648750e-10,
+         2.01504975519703286596e-09, -1.03457624656780970260e-08, 5.74108412545004946722e-08,
+         -3.50196060308781257119e-07, 2.40648494783721712015e-06, -1.93619797416608296024e-05,
+         1.95215518471351631108e-04, -2.85781685962277938680e-03, 1.03923736576817238437e-01,
+         2.72062619048444266945e+00)),
+}
+
+
+def _k_float32(xp, x, nu, scaled):
+    """K_nu(x) (scaled: e^x K_nu(x)) of float32 x as PyTorch's float32 kernels: inf at 0, nan below."""
+    a, b = _K_CHEBYSHEV[nu]
+    f = np.float32
+    small = x <= f(2.0)
+    xs, xb = xp.where(small, x, f(1.0)), xp.where(small, f(4.0), x)
+    s = _chebyshev(fused(xs, xs, f(-2.0)), a)  # (x^2 - 2 fused as compiled)
+    i = _i_float32(xp, xs, nu, False, True)
+    if nu == 0 and not scaled:  # (PyTorch's unscaled K0 takes log(0.5 x) and the difference in double)
+        inner = (s.astype(np.float64) - np.log(0.5 * xs.astype(np.float64)) * i).astype(f)
+    elif nu == 0:
+        inner = fused(-rounded(xp.log, f(0.5) * xs), i, s)  # S - log(x/2) I0(x)
+    else:
+        inner = fused(rounded(xp.log, f(0.5) * xs), i, s / xs)  # log(x/2) I1(x) + S/x
+    outer = _chebyshev(f(8.0) / xb - f(2.0), b)
+    if scaled:
+        out = xp.where(small, inner * rounded(xp.exp, xs), outer / xp.sqrt(xb))
+    else:
+        out = xp.where(small, inner, rounded(xp.exp, -xb) * outer / xp.sqrt(xb))
+    out = xp.where(x == 0, f(np.inf), out)
+    return xp.where(x < 0, f(np.nan), out)
+
+
 def bessel_k(x, nu, scaled=False):
-    """K_nu(x) (scaled: e^x K_nu(x)) elementwise, nu = 0 or 1: inf at 0, nan for x < 0."""
+    """K_nu(x) (scaled: e^x K_nu(x)) elementwise, nu = 0 or 1: inf at 0, nan for x < 0; for float32 x by
+    PyTorch's float32 method."""
+    if x.dtype == np.float32:
+        with np.errstate(all="ignore"):
+            return _k_float32(array_module(x), x, nu, scaled)
     xp, dt, v = _float64(x)
     out = xp.full_like(v, np.nan)
     with np.errstate(all="ignore"):
@@ -256,9 +322,10 @@ _PHASE = {0: 0.785398163397448309615660845819875721, 1: 2.3561944901923449288469
 
 
 def _horner(coefficients, z):
-    out = 0.0
+    """sum_i c_i z^(n-i) in z's dtype, each step fused as compiled (0 z first, as PyTorch's: nan at an infinite z)."""
+    out = z * 0
     for c in coefficients:
-        out = out * z + c
+        out = fused(out, z, z.dtype.type(c))
     return out
 
 
@@ -270,9 +337,12 @@ def _jy_small(xp, x, kind, nu):
         return xp.where(x < 1e-5, 1.0 - z / 4.0, out)
     if kind == "j":
         return _horner(_J1_R, z) / _horner(_J1_S, z) * x * (z - _J1_ZEROS_SQ[0]) * (z - _J1_ZEROS_SQ[1])
-    if nu == 0:
-        return _horner(_Y0_R, z) / _horner(_Y0_S, z) + _TWO_OVER_PI * xp.log(x) * _jy_small(xp, x, "j", 0)
-    return x * (_horner(_Y1_R, z) / _horner(_Y1_S, z)) + _TWO_OVER_PI * (_jy_small(xp, x, "j", 1) * xp.log(x) - 1.0 / x)
+    log_x = rounded(xp.log, x)
+    if nu == 0:  # R(z) + (2/pi) log(x) J0(x)
+        return fused(_TWO_OVER_PI * log_x, _jy_small(xp, x, "j", 0), _horner(_Y0_R, z) / _horner(_Y0_S, z))
+    # x R(z) + (2/pi) (J1(x) log(x) - 1/x)
+    return fused(x, _horner(_Y1_R, z) / _horner(_Y1_S, z),
+                 _TWO_OVER_PI * fused(_jy_small(xp, x, "j", 1), log_x, -(1.0 / x)))
 
 
 def _jy_large(xp, x, kind, nu):
@@ -282,14 +352,16 @@ def _jy_large(xp, x, kind, nu):
     p = _horner(pn, z) / _horner(pd, z)
     q = 5.0 / x * (_horner(qn, z) / _horner(qd, z))
     c = x - _PHASE[nu]
-    out = p * xp.cos(c) - q * xp.sin(c) if kind == "j" else p * xp.sin(c) + q * xp.cos(c)
+    sin_c, cos_c = rounded(xp.sin, c), rounded(xp.cos, c)
+    out = fused(p, cos_c, -(q * sin_c)) if kind == "j" else fused(p, sin_c, q * cos_c)
     return out * _SQRT_TWO_OVER_PI / xp.sqrt(x)
 
 
 def bessel_jy(x, kind, nu):
     """J_nu(x) (kind "j") or Y_nu(x) (kind "y") elementwise, nu = 0 or 1. J0 is even, J1 odd; Y is
     -inf at 0 and nan for x < 0. Computed in float32 for float32 and float16 x, as PyTorch's kernels do
-    (its float32 phase x - pi/4 is rounded in float32: float64 values would be thousands of ulps off)."""
+    (its float32 phase x - pi/4 is rounded in float32: float64 values would be thousands of ulps off),
+    with its fused multiply-adds and the C library's sin, cos and log."""
     xp = array_module(x)
     dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
     v = x.astype(np.float64 if dt == np.float64 else np.float32)

@@ -328,6 +328,22 @@ _PSI_ASYMPTOTIC = (8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.5757
                    8.33333333333333333333e-2)  # Cephes psi's series in 1/x^2 (highest power first)
 
 
+# PyTorch's float32 kernels written out in C (the special functions of Math.h) compute in float32, with the
+# compiler's fused multiply-adds and the C library's float32 functions: these two give their roundings.
+def fused(a, b, c):
+    """a * b + c, for float32 rounded once, as the fma the compiler makes of it (a float32 product is exact
+    in float64); for float64 as written."""
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * b + c).astype(np.float32)
+    return a * b + c
+
+
+def rounded(fn, x):
+    """fn(x) in float64, rounded once to x's dtype: as the C library's float32 functions (within half an ulp or
+    so), which numpy's own float32 ones are not."""
+    return fn(x.astype(np.float64)).astype(x.dtype, copy=False)
+
+
 def _in_own_precision(x):
     """(array module, x as float32 or float64): PyTorch computes digamma and trigamma of float32 (and of
     integers, float16) in float32, of float64 in float64."""

@@ -17,6 +17,7 @@ from ..autograd.function import Function, keep_operand_shapes, keeps_operand_sha
 from ..device import array_module
 from ..tensor import Tensor
 from . import bessel_array, special_array
+from .special_array import fused, rounded
 from ._util import binary_operands, cast, float_operands, sum_to, type_name
 from .array_op import array_op
 from .complex import _scalar_type, refuse
@@ -340,8 +341,8 @@ bessel_j0 = _no_grad("bessel_j0", lambda x: bessel_array.bessel_jy(x, "j", 0))
 bessel_j1 = _no_grad("bessel_j1", lambda x: bessel_array.bessel_jy(x, "j", 1))
 bessel_y0 = _no_grad("bessel_y0", lambda x: bessel_array.bessel_jy(x, "y", 0))
 bessel_y1 = _no_grad("bessel_y1", lambda x: bessel_array.bessel_jy(x, "y", 1))
-modified_bessel_i0 = _no_grad("modified_bessel_i0", lambda x: bessel_array.bessel_i(x, 0))
-modified_bessel_i1 = _no_grad("modified_bessel_i1", lambda x: bessel_array.bessel_i(x, 1))
+modified_bessel_i0 = _no_grad("modified_bessel_i0", lambda x: bessel_array.bessel_i(x, 0, modified=True))
+modified_bessel_i1 = _no_grad("modified_bessel_i1", lambda x: bessel_array.bessel_i(x, 1, modified=True))
 modified_bessel_k0 = _no_grad("modified_bessel_k0", lambda x: bessel_array.bessel_k(x, 0))
 modified_bessel_k1 = _no_grad("modified_bessel_k1", lambda x: bessel_array.bessel_k(x, 1))
 scaled_modified_bessel_k0 = _no_grad("scaled_modified_bessel_k0", lambda x: bessel_array.bessel_k(x, 0, scaled=True))
@@ -388,14 +389,6 @@ def _polynomial(opname, first, step, ends=None, closed=None, shifted=False):
     return op
 
 
-def _fused(a, b, c):
-    """a * b + c, for float32 rounded once as in PyTorch's compiled recurrences (the compiler fuses them into an
-    fma; a float32 product is exact in float64)."""
-    if a.dtype == np.float32:
-        return (a.astype(np.float64) * b + c).astype(np.float32)
-    return a * b + c
-
-
 def _odd(n):
     return n % 2 != 0
 
@@ -418,37 +411,31 @@ def _w_ends(xp, t, n):
     return [(t == 1, n + n + 1), (t == -1, xp.where(_odd(n), -1, 1))]
 
 
-def _rounded(fn, x):
-    """fn(x) in float64, rounded once to x's dtype: as the C library's float32 functions (within half an ulp or
-    so), which numpy's own float32 ones are not (n acos(t) multiplies their error by n)."""
-    return fn(x.astype(np.float64)).astype(x.dtype, copy=False)
-
-
 def _t_closed(xp, t, n):  # T_n(cos a) = cos(n a)
-    return _rounded(xp.cos, n * _rounded(xp.arccos, t))
+    return rounded(xp.cos, n * rounded(xp.arccos, t))
 
 
 def _u_closed(xp, t, n):  # U_n(cos a) = sin((n + 1) a) / sin a
-    a = _rounded(xp.arccos, t)
-    sin_a = _rounded(xp.sin, a)
-    return xp.where(sin_a != 0, _rounded(xp.sin, (n + 1) * a) / sin_a, (n + 1) * _rounded(xp.cos, (n + 1) * a) / t)
+    a = rounded(xp.arccos, t)
+    sin_a = rounded(xp.sin, a)
+    return xp.where(sin_a != 0, rounded(xp.sin, (n + 1) * a) / sin_a, (n + 1) * rounded(xp.cos, (n + 1) * a) / t)
 
 
 def _v_closed(xp, t, n):  # V_n(cos a) = cos((n + 1/2) a) / cos(a / 2)
-    a = _rounded(xp.arccos, t)
-    return xp.where(_rounded(xp.sin, a / 2) != 1, _rounded(xp.cos, (n + 0.5) * a) / _rounded(xp.cos, a / 2),
+    a = rounded(xp.arccos, t)
+    return xp.where(rounded(xp.sin, a / 2) != 1, rounded(xp.cos, (n + 0.5) * a) / rounded(xp.cos, a / 2),
                     xp.where(_odd(n), -(n + n + 1), n + n + 1))
 
 
 def _w_closed(xp, t, n):  # W_n(cos a) = sin((n + 1/2) a) / sin(a / 2)
-    a = _rounded(xp.arccos, t)
-    return xp.where(_rounded(xp.cos, a / 2) != 1, _rounded(xp.sin, (n + 0.5) * a) / _rounded(xp.sin, a / 2),
+    a = rounded(xp.arccos, t)
+    return xp.where(rounded(xp.cos, a / 2) != 1, rounded(xp.sin, (n + 0.5) * a) / rounded(xp.sin, a / 2),
                     xp.where(t > 0, n + n + 1, xp.where(_odd(n), -1, 1)))
 
 
 def _chebyshev(name, first, ends, closed_above, closed, shifted=False):
     # (PyTorch takes the trigonometric form from a lower degree for some shifted families)
-    return _polynomial(name, first, lambda k, t, p, q: _fused(t + t, p, -q), ends, (closed_above, closed), shifted)
+    return _polynomial(name, first, lambda k, t, p, q: fused(t + t, p, -q), ends, (closed_above, closed), shifted)
 
 
 chebyshev_polynomial_t = _chebyshev("chebyshev_polynomial_t", lambda t: t, _t_ends, 6, _t_closed)
@@ -463,13 +450,13 @@ shifted_chebyshev_polynomial_v = _chebyshev("shifted_chebyshev_polynomial_v", la
 shifted_chebyshev_polynomial_w = _chebyshev("shifted_chebyshev_polynomial_w", lambda t: t + t + 1, _w_ends, 4, _w_closed,
                                             True)
 hermite_polynomial_h = _polynomial("hermite_polynomial_h", lambda x: x + x,
-                                   lambda k, x, p, q: _fused(x + x, p, -((k + k) * q)))  # H_(k+1) = 2x H_k - 2k H_(k-1)
+                                   lambda k, x, p, q: fused(x + x, p, -((k + k) * q)))  # H_(k+1) = 2x H_k - 2k H_(k-1)
 hermite_polynomial_he = _polynomial("hermite_polynomial_he", lambda x: x,
-                                    lambda k, x, p, q: _fused(x, p, -(k * q)))  # He_(k+1) = x He_k - k He_(k-1)
+                                    lambda k, x, p, q: fused(x, p, -(k * q)))  # He_(k+1) = x He_k - k He_(k-1)
 laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda x: 1 - x,
-                                    lambda k, x, p, q: _fused(k + k + (1 - x), p, -(k * q)) / (k + 1),
+                                    lambda k, x, p, q: fused(k + k + (1 - x), p, -(k * q)) / (k + 1),
                                     lambda xp, x, n: [(x == 0, 1)])  # L_n(0) = 1
 legendre_polynomial_p = _polynomial("legendre_polynomial_p", lambda x: x,
-                                    lambda k, x, p, q: _fused((k + k + 1) * x, p, -(k * q)) / (k + 1), _t_ends)
+                                    lambda k, x, p, q: fused((k + k + 1) * x, p, -(k * q)) / (k + 1), _t_ends)
 
 keeps_operand_shapes(Xlog1py, Xlogy, Zeta)  # (their callers keep the operands' shapes; the subclasses inherit it)
