@@ -333,13 +333,15 @@ class Optimizer:
     def _step_group(self, group):
         raise NotImplementedError
 
-    def _foreach_params(self, group):
+    def _foreach_params(self, group, keeps_state=True):
         """foreach: the group's parameters with gradients in lists of one device and dtype, or None
         where the per-parameter loop runs instead: foreach=False, MINIGRAD_KERNELS=reference, or
         more than BLOCK elements to concatenate (foreach=True or None), where the loop's per-parameter
         cost is noise beside the copies the concatenation makes and the two flat buffers it keeps. A
         parameter of ALONE elements or more, or the only one of its kind, is a list of its own, which
-        the caller steps with its per-parameter code (no copies). Both give the same bits."""
+        the caller steps with its per-parameter code (no copies). Both give the same bits. `keeps_state`:
+        the step makes state for each parameter (made here in the group's order, as state_dict lists it);
+        False for one that makes none (SGD without momentum), as PyTorch's."""
         from minigrad import backends
 
         foreach = group.get("foreach")
@@ -350,7 +352,7 @@ class Optimizer:
             if p.grad is not None:
                 a = p.array
                 n += 1
-                if p not in self.state:  # (made in the group's order, as state_dict lists it, whichever list steps first)
+                if keeps_state and p not in self.state:  # (in the group's order, whichever list steps first)
                     self.state[p] = {}
                 if a.size >= ALONE:
                     alone.append([p])

@@ -39,7 +39,7 @@ class SGD(Optimizer):
         lr, wd, momentum = float(group["lr"]), float(group["weight_decay"]), float(group["momentum"])
         dampening, nesterov = float(group["dampening"]), group["nesterov"]
         maximize = group.get("maximize", False)  # (a group saved before the key existed: False)
-        lists = None if sparse_grads(group["params"]) else self._foreach_params(group)  # (PyTorch's rule too)
+        lists = None if sparse_grads(group["params"]) else self._foreach_params(group, momentum != 0)  # (PyTorch's rule too)
         if lists is not None:  # foreach: one update over each list's concatenated parameters
             for params in lists:
                 if len(params) == 1:  # (a large parameter: in place, with no copies)

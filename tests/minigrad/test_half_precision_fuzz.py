@@ -342,7 +342,7 @@ def _grad_cases():
                                    "log1p", "abs", "square", "atan", "sinh", "erf")}
     cases.update({n: act(n) for n in ("silu", "softplus", "elu", "leaky_relu", "logsigmoid")})
     cases.update({n: (getattr(minigrad, n), getattr(torch, n), (_P, _B)) for n in ("add", "sub", "mul", "maximum",
-                                                                                    "hypot")})
+                                                                                    "hypot", "div")})
     cases.update({
         "pow": (minigrad.pow, torch.pow, (_P, _B)),
         "pow_number": same(lambda x: x ** 2.5, _P),
@@ -365,7 +365,7 @@ def _grad_cases():
 
 
 _GRAD_XFAILS = {
-    "rsqrt": "2 ulps", "div": "2 ulps on the divisor's gradient", "gelu": "8 ulps where its gradient cancels",
+    "rsqrt": "2 ulps", "gelu": "8 ulps where its gradient cancels",
     "log_softmax": "PyTorch's half log_softmax output is not its float32 result rounded once, and its backward "
                    "reads it: several ulps where the gradient cancels",
     "cross_entropy": "minigrad's one fused node rounds the logits' gradient once, PyTorch's log_softmax and "
@@ -381,7 +381,6 @@ def _xfail_grad_cases():
     return {
         "rsqrt": (minigrad.rsqrt, torch.rsqrt, (_P,)),
         "gelu": ((lambda x: F.gelu(x)), (lambda x: TF.gelu(x)), (_A,)),
-        "div": (minigrad.div, torch.div, (_P, _B)),
         "log_softmax": ((lambda x: x.log_softmax(1)), (lambda x: x.log_softmax(1)), (_X,)),
         "cross_entropy": ((lambda x: F.cross_entropy(x, minigrad.tensor(_T))),
                           (lambda x: TF.cross_entropy(x, torch.tensor(_T))), (_X,)),
