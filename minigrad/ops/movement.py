@@ -62,29 +62,37 @@ class Flip(Function):
         return Flip.apply(g, ctx.dims), None
 
 
-def flip(input, *dims, **kw):
-    """The elements in reverse order along `dims` (a copy, as PyTorch)."""
+def flip(input, dims=None):
+    """torch.flip: the elements in reverse order along the sequence of dims `dims` (a copy, as PyTorch)."""
+    if dims is None:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not {type_name(dims)}")
+    nd = input.array.ndim
+    return Flip.apply(input, () if nd == 0 else _dims(tuple(dims), nd))
+
+
+def flip_method(input, *dims, **kw):
+    """Tensor.flip, which also takes the dims as separate ints (`x.flip(0, 1)`)."""
     if kw:
         dims = sizes_or_keyword("flip", dims, kw, "dims")
+        if not isinstance(dims[0], (tuple, list)):
+            raise TypeError(f"flip(): argument 'dims' must be tuple of ints, not {type_name(dims[0])}")
     if not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = tuple(dims[0])
-    nd = input.array.ndim
-    d = _dims(dims, nd)
-    return Flip.apply(input, () if nd == 0 else d)
+    return flip(input, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
 
 
 def fliplr(input):
     if input.array.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip(input, 1)
+    return flip(input, (1,))
 
 
 def flipud(input):
     if input.array.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip(input, 0)
+    return flip(input, (0,))
 
 
 class Roll(Function):

@@ -1,0 +1,97 @@
+"""Small differences from PyTorch 2.13 (flip's dims, attention's head check, integer activations, sdp_kernel's
+value, Module.bfloat16, complex buffers cast to real), each checked against torch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+import minigrad.nn.functional as F
+from minigrad.ops import conversion
+
+torch = pytest.importorskip("torch")
+
+
+def _raised(fn):
+    with pytest.raises(Exception) as info:
+        fn()
+    return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda T, x: T.flip(x, 0),
+    lambda T, x: T.flip(x),
+    lambda T, x: x.flip(dims=0),
+])
+def test_flip_refuses_an_int_dims_as_torch(call):
+    x = np.arange(6.0).reshape(2, 3)
+    assert _raised(lambda: call(minigrad, minigrad.tensor(x))) == _raised(lambda: call(torch, torch.tensor(x)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda T, x: x.flip(0), lambda T, x: x.flip(0, 1), lambda T, x: x.flip([1]), lambda T, x: x.flip(dims=(0,)),
+    lambda T, x: T.flip(x, (0,)), lambda T, x: T.flip(x, [0, 1]), lambda T, x: T.Tensor.flip(x, 1),
+    lambda T, x: T.fliplr(x), lambda T, x: T.flipud(x),
+])
+def test_flip_forms_torch_takes(call):
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(call(minigrad, minigrad.tensor(x)).numpy(), call(torch, torch.tensor(x)).numpy())
+
+
+@pytest.mark.parametrize("heads", [(4, 2, 2), (2, 4, 4), (4, 4, 2), (4, 2, 4)])
+@pytest.mark.parametrize("batch", [(1,), ()])
+def test_sdpa_heads_that_do_not_broadcast_raise_as_torch(heads, batch):
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(batch + (h, 3, 8)).astype(np.float32) for h in heads)
+    ours = _raised(lambda: F.scaled_dot_product_attention(*map(minigrad.tensor, (q, k, v))))
+    theirs = _raised(lambda: torch.nn.functional.scaled_dot_product_attention(*map(torch.tensor, (q, k, v))))
+    assert ours == theirs
+
+
+def test_sdpa_gqa_heads_that_do_not_divide_raise_as_torch():
+    q, k = np.zeros((1, 4, 3, 8), np.float32), np.zeros((1, 3, 3, 8), np.float32)
+    ours = _raised(lambda: F.scaled_dot_product_attention(*map(minigrad.tensor, (q, k, k)), enable_gqa=True))
+    theirs = _raised(lambda: torch.nn.functional.scaled_dot_product_attention(*map(torch.tensor, (q, k, k)),
+                                                                                enable_gqa=True))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_logsigmoid_of_integers_raises_as_torch(dtype):
+    x = np.array([1, 0]).astype(dtype)
+    assert _raised(lambda: F.logsigmoid(minigrad.tensor(x))) == \
+        _raised(lambda: torch.nn.functional.logsigmoid(torch.tensor(x)))
+
+
+def test_sdp_kernel_enter_returns_torchs_value():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with minigrad.backends.cuda.sdp_kernel(enable_flash=False) as ours:
+            pass
+        with torch.backends.cuda.sdp_kernel(enable_flash=False) as theirs:
+            pass
+    assert ours == theirs and type(ours) is type(theirs)
+
+
+def test_module_bfloat16_refuses_in_one_line():
+    assert torch.nn.Linear(2, 2).bfloat16().weight.dtype == torch.bfloat16  # (torch has the method)
+    with pytest.raises(TypeError) as info:
+        minigrad.nn.Linear(2, 2).bfloat16()
+    assert "bfloat16" in str(info.value) and "\n" not in str(info.value)
+    empty = minigrad.nn.Module()
+    assert empty.bfloat16() is empty  # (nothing floating to convert, as torch's returns the module)
+
+
+def test_module_to_real_warns_about_a_complex_buffer_as_torch(monkeypatch):
+    monkeypatch.setattr(conversion, "_complex_said", [False])  # (the warning is said once a process, as torch's)
+    got = {}
+    for T in (torch, minigrad):
+        m = T.nn.Module()
+        m.register_buffer("c", T.tensor([1 + 2j, 3 - 1j]))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m.to(T.float32)
+        got[T] = ([(w.category, str(w.message).split(" (Triggered")[0]) for w in caught], m.c.tolist(), str(m.c.dtype))
+    assert got[minigrad][0] == got[torch][0] == [(UserWarning, "Casting complex values to real discards the "
+                                                               "imaginary part")]
+    assert got[minigrad][1:] == (got[torch][1], got[torch][2].replace("torch", "minigrad"))
