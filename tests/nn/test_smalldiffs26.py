@@ -95,3 +95,32 @@ def test_module_to_real_warns_about_a_complex_buffer_as_torch(monkeypatch):
     assert got[minigrad][0] == got[torch][0] == [(UserWarning, "Casting complex values to real discards the "
                                                                "imaginary part")]
     assert got[minigrad][1:] == (got[torch][1], got[torch][2].replace("torch", "minigrad"))
+
+
+def _reentrant(T, fn):
+    x = T.tensor([1.0, -2.0], requires_grad=True)
+    return x, T.utils.checkpoint.checkpoint(fn, x, use_reentrant=True)
+
+
+def test_reentrant_checkpoint_refuses_backward_with_inputs_as_torch():
+    def error(T):
+        x, y = _reentrant(T, lambda t: (t * 2).tanh())
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward(inputs=[x])
+        return str(info.value), x.grad
+    ours, theirs = error(minigrad), error(torch)
+    assert ours[0] == theirs[0] and ours[1] is None and theirs[1] is None
+
+
+def test_reentrant_checkpoint_node_and_gradients_as_torch():
+    got = {}
+    for T in (torch, minigrad):
+        x, (a, b) = _reentrant(T, lambda t: ((t * 2).tanh(), t * 3))
+        (a.sum() + b.pow(2).sum()).backward()
+        z = a * 1  # (grad not through the checkpoint node is allowed)
+        (gz,) = T.autograd.grad(z.sum(), z)
+        got[T] = (type(a.grad_fn).__name__, type(b.grad_fn).__name__, x.grad.tolist(), gz.tolist(),
+                  T.autograd._is_checkpoint_valid())
+    assert got[minigrad][:2] == got[torch][:2] == ("CheckpointFunctionBackward",) * 2
+    np.testing.assert_allclose(got[minigrad][2], got[torch][2], rtol=1e-6)
+    assert got[minigrad][3:] == got[torch][3:]
