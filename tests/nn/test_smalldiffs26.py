@@ -124,3 +124,19 @@ def test_reentrant_checkpoint_node_and_gradients_as_torch():
     assert got[minigrad][:2] == got[torch][:2] == ("CheckpointFunctionBackward",) * 2
     np.testing.assert_allclose(got[minigrad][2], got[torch][2], rtol=1e-6)
     assert got[minigrad][3:] == got[torch][3:]
+
+
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("shape", [(4,), (2, 4)])
+def test_linear_nodes_values_and_gradients_as_torch(shape, with_bias):
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(shape), rng.standard_normal((3, 4))] + ([rng.standard_normal(3)] if with_bias else [])
+    got = {}
+    for T in (torch, minigrad):
+        ts = [T.tensor(a, requires_grad=True) for a in arrays]
+        y = T.nn.functional.linear(*ts)
+        (y * T.tensor(np.arange(1.0, 4.0))).sum().backward()
+        got[T] = (type(y.grad_fn).__name__, tuple(y.shape), y.detach().numpy(), [t.grad.numpy() for t in ts])
+    assert got[minigrad][:2] == got[torch][:2]
+    for a, b in zip([got[minigrad][2]] + got[minigrad][3], [got[torch][2]] + got[torch][3]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
