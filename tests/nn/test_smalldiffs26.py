@@ -22,6 +22,12 @@ def _raised(fn):
     lambda T, x: T.flip(x, 0),
     lambda T, x: T.flip(x),
     lambda T, x: x.flip(dims=0),
+    lambda T, x: T.flip(x, [0.5]),
+    lambda T, x: T.flip(x, (0, 0.5)),
+    lambda T, x: x.flip(0, 0.5),
+    lambda T, x: x.flip(0.5, 0),
+    lambda T, x: x.flip(0.5),
+    lambda T, x: x.flip([0.5]),
 ])
 def test_flip_refuses_an_int_dims_as_torch(call):
     x = np.arange(6.0).reshape(2, 3)
