@@ -17,6 +17,7 @@ from minigrad.tensor import _TO_OVERLOADS, dtype_argument, invalid_arguments, is
 from minigrad.autograd import recording
 from minigrad.device import device as Device
 from minigrad.device import array_module, module_for, to_device
+from minigrad.ops.conversion import warn_complex_to_real
 
 from . import hooks
 from .parameter import Buffer, Parameter
@@ -549,6 +550,9 @@ class Module:
 
         def convert(a):
             if dt is not None and a.dtype.kind in "fc" and a.dtype != dt.np:
+                if a.dtype.kind == "c" and not dt.is_complex:  # (the tensor cast's warning, not numpy's)
+                    warn_complex_to_real(stacklevel=5)
+                    a = a.real
                 a = a.astype(dt.np)
             return a if dev is None else to_device(a, dev)
 
@@ -602,6 +606,11 @@ class Module:
     def half(self):
         """Real floating parameters and buffers to float16."""
         return self._to_floating(dtypes.float16)
+
+    def bfloat16(self):
+        """Real floating parameters and buffers to bfloat16: refused with one line where there are any, as
+        numpy has no bfloat16 arrays (the dtype's own refusal)."""
+        return self._to_floating(dtypes.bfloat16)
 
     # ---- state dicts --------------------------------------------------------------------
     # A module's state-dict hooks live in tables of its own, made on first use (the empty class-level

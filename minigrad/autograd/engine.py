@@ -442,6 +442,23 @@ def _accumulate_sparse(variable, grad):
 _function.accumulate_into_leaf = accumulate_into_leaf  # function.py's AccumulateGrad calls it (no import per call)
 
 
+_checkpoint_valid = [True]
+
+
+def _is_checkpoint_valid():
+    """False while the engine runs for autograd.grad or backward(inputs=...), where PyTorch's reentrant
+    checkpoint refuses to run its backward (asked by that node only: nothing per node here)."""
+    return _checkpoint_valid[0]
+
+
+def _run_with_inputs(outputs, grad_outputs, retain_graph, create_graph, capture):
+    saved, _checkpoint_valid[0] = _checkpoint_valid[0], False
+    try:
+        return run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=capture, accumulate=False)
+    finally:
+        _checkpoint_valid[0] = saved
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate d(tensors)/d(leaves) into the leaves' `.grad` (or only into `inputs`')."""
     Tensor = _function.Tensor
@@ -460,7 +477,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     edges = [t._edge() for t in inputs]
-    captured = run_backward(list(tensors), grad_tensors, retain_graph, create_graph, capture=set(edges), accumulate=False)
+    captured = _run_with_inputs(list(tensors), grad_tensors, retain_graph, create_graph, set(edges))
     # accumulate as the engine's AccumulateGrad does: in grad mode only with create_graph
     prev_mode = state.grad_enabled
     state.grad_enabled = bool(create_graph)
@@ -517,7 +534,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     edges = [t._edge() for t in inputs]
-    captured = run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=set(edges), accumulate=False)
+    captured = _run_with_inputs(outputs, grad_outputs, retain_graph, create_graph, set(edges))
     result = []
     for i, e in enumerate(edges):
         g = captured.get(e)

@@ -283,7 +283,7 @@ def _bind_methods(Tensor):
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into,
                                                                                         reads=_index_put_read))
     methods.update(nextafter_=_make_inplace(nextafter, "nextafter", elementwise=True), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
-    methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
+    methods.update(flip=movement.flip_method, repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_,
                    index_reduce_=_index_reduce_)
     methods.update(resize=shape.resize, resize_as=shape.resize_as)

@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, output_shape_error, overlaps,
                     too_many_positional, type_name)
 from .complex import real_of, refuse, view_as_complex, view_as_real
+from .conversion import warn_complex_to_real
 from .indexing import (Index, IndexPut, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
                        _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
 
@@ -719,7 +720,11 @@ def copy_(self, src):
     def raw(a):
         from ..device import to_device
 
-        array_module(a).copyto(a, to_device(src.array, self.device), casting="unsafe")
+        s = to_device(src.array, self.device)
+        if s.dtype.kind == "c" and a.dtype.kind not in "cb":  # (PyTorch's warning, not numpy's ComplexWarning)
+            warn_complex_to_real(stacklevel=5)
+            s = s.real
+        array_module(a).copyto(a, s, casting="unsafe")
 
     def recorded():  # src's values; self's old history gets a zero gradient
         s = src.to(device=self.device, dtype=self.dtype) if src.array.dtype != self.array.dtype else src

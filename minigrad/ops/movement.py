@@ -13,7 +13,8 @@ from ..device import array_module
 from ..tensor import Tensor
 from ..autograd import recording
 from .array_op import array_op
-from ._util import broadcast_shapes, descending_key, normalize_dim, sizes_or_keyword, sum_to, type_name
+from ._util import (broadcast_shapes, descending_key, normalize_dim, sizes_or_keyword, sum_to, too_many_positional,
+                    type_name)
 from .indexing import index_select
 from .shape import _records_nothing, clone, expand, unsqueeze, view
 
@@ -62,29 +63,66 @@ class Flip(Function):
         return Flip.apply(g, ctx.dims), None
 
 
-def flip(input, *dims, **kw):
-    """The elements in reverse order along `dims` (a copy, as PyTorch)."""
+def flip(input, dims=None):
+    """torch.flip: the elements in reverse order along the sequence of dims `dims` (a copy, as PyTorch)."""
+    if dims is None:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not {type_name(dims)}")
+    return _flip(input, tuple(dims), 2)
+
+
+def flip_method(input, *dims, **kw):
+    """Tensor.flip, which also takes the dims as separate ints (`x.flip(0, 1)`)."""
     if kw:
         dims = sizes_or_keyword("flip", dims, kw, "dims")
+        if not isinstance(dims[0], (tuple, list)):
+            raise TypeError(f"flip(): argument 'dims' must be tuple of ints, not {type_name(dims[0])}")
     if not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = tuple(dims[0])
+        return _flip(input, tuple(dims[0]), 1)
+    return _flip(input, dims, 1, varargs=True)
+
+
+def _flip(input, dims, position, varargs=False):
     nd = input.array.ndim
-    d = _dims(dims, nd)
-    return Flip.apply(input, () if nd == 0 else d)
+    try:
+        return Flip.apply(input, () if nd == 0 else _dims(dims, nd))
+    except TypeError:  # (a dim that is no int: numpy's refusal, given PyTorch's words)
+        text = _dims_type_error(dims, position, varargs)
+        if text is None:
+            raise
+        raise TypeError(text) from None
+
+
+def _dims_type_error(dims, position, varargs):
+    """PyTorch's argument parser's text for dims with an entry that is not an int (numpy's 0.5, a str)."""
+    i, bad = next(((i, d) for i, d in enumerate(dims) if not isinstance(d, (builtins.int, np.integer, Tensor))),
+                  (None, None))
+    if i is None:
+        return None
+    if varargs and i == 0:  # (the parser takes separate ints only when the first is one)
+        if len(dims) > 1:
+            return too_many_positional("flip", 1, len(dims))
+        return f"flip(): argument 'dims' (position {position}) must be tuple of ints, not {type_name(bad)}"
+    if i == 0:
+        return (f"flip(): argument 'dims' (position {position}) must be tuple of ints, but found element of type "
+                f"{type_name(bad)} at pos 0")
+    return (f"flip(): argument 'dims' failed to unpack the object at pos {i + 1} with error \"type must be tuple of "
+            f"ints,but got {type_name(bad)}\"")
 
 
 def fliplr(input):
     if input.array.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip(input, 1)
+    return flip(input, (1,))
 
 
 def flipud(input):
     if input.array.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip(input, 0)
+    return flip(input, (0,))
 
 
 class Roll(Function):

@@ -37,7 +37,7 @@ def reverse_cumsum(g, dim):
 
     if dim is None:
         return g
-    return flip(cumsum(flip(g, dim), dim), dim)
+    return flip(cumsum(flip(g, (dim,)), dim), (dim,))
 
 
 class Cumsum(Function):

@@ -22,7 +22,8 @@ import warnings
 import weakref
 
 from .. import random as _random
-from ..autograd.function import SavedTensor
+from ..autograd.engine import _is_checkpoint_valid
+from ..autograd.function import Function, SavedTensor
 from ..autograd.grad_mode import enable_grad, no_grad, state
 from ..autograd.graph import saved_tensors_hooks
 from ..tensor import Tensor
@@ -50,7 +51,8 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, det
     so random ops such as dropout draw the same values. `determinism_check="none"` skips the
     check that the recomputation saved the same tensors. Outside grad mode this is just
     `function(*args, **kwargs)`. `use_reentrant=True` takes no `kwargs` and gives no gradients when no input
-    requires grad, as PyTorch's; otherwise it recomputes as the non-reentrant variant does (the same gradients).
+    requires grad, as PyTorch's; otherwise it recomputes as the non-reentrant variant does (the same gradients),
+    under one CheckpointFunctionBackward node that refuses autograd.grad and backward(inputs=...) as PyTorch's.
     """
     if use_reentrant is None:
         # PyTorch warns when the variant is left unsaid (its default is still the reentrant one);
@@ -75,7 +77,38 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, det
     with saved_tensors_hooks(frame.pack, frame.unpack):
         out = function(*args, **kwargs)
     frame.forward_done()
-    return out
+    return _reentrant_outputs(out) if use_reentrant else out
+
+
+class CheckpointFunction(Function):
+    """The reentrant variant's node over its outputs: PyTorch's name, and its refusal of autograd.grad and
+    backward(inputs=...), under which PyTorch's reentrant backward cannot run. (Its outputs share memory with
+    fn's, which nothing keeps: the tensors fn's ops save are recomputed in backward.)"""
+    node_name = "CheckpointFunctionBackward"
+
+    @staticmethod
+    def forward(ctx, *outputs):
+        return tuple(t.array.view() for t in outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if not _is_checkpoint_valid():
+            raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                               "passing an `inputs` parameter to .backward(). To resolve this error, you can either "
+                               "set use_reentrant=False, or call .backward() without passing the `inputs` argument.")
+        return grads
+
+
+def _reentrant_outputs(out):
+    single = isinstance(out, Tensor)
+    outs = (out,) if single else out
+    if not isinstance(outs, tuple) or not all(isinstance(t, Tensor) for t in outs):
+        return out
+    if not any(t.requires_grad for t in outs):
+        return out
+    views = CheckpointFunction.apply(*outs)
+    views = views if isinstance(views, tuple) else (views,)
+    return views[0] if single else views
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, preserve_rng_state=True):

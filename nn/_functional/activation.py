@@ -403,7 +403,7 @@ def _floating(t, name):
     """PyTorch's refusal of integer input to a smooth activation (NotImplementedError naming the dtype)."""
     check_tensor(t, "input", name)
     if t.array.dtype.kind != "f":
-        raise NotImplementedError(f'"{name}" not implemented for {t.dtype}: pass a floating point tensor')
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{t.dtype._legacy[:-len("Tensor")]}\'')
 
 
 def _softplus_array(z):

@@ -19,7 +19,7 @@ from minigrad import backends
 from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like, keep_mask
 
 from minigrad.dtypes import cpp_name
-from minigrad.ops._util import sum_to_array
+from minigrad.ops._util import broadcast_shapes, sum_to_array
 
 from ._common import Function, Tensor, once_differentiable, row_dot, row_sum, xp_of
 
@@ -288,12 +288,10 @@ def _to_shape(a, shape):
     return a if a.shape == shape else a.reshape(shape)
 
 
-def _broadcast(*shapes):
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise RuntimeError(f"scaled_dot_product_attention: batch dims of query, key and value do not broadcast: "
-                           f"{[list(s) for s in shapes]}") from None
+def _broadcast(qb, kb, vb):
+    """The batch dims of q @ k^T, then of that @ v, with PyTorch's error for the first that does not broadcast
+    (key/value with fewer heads than the query, enable_gqa unset, among them)."""
+    return broadcast_shapes(broadcast_shapes(qb, kb), vb)
 
 
 def _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp):
@@ -360,9 +358,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     gqa = 1
     if enable_gqa and len(qs) >= 3 and qs[-3] != ks[-3]:
-        if qs[-3] % ks[-3] or ks[-3] != vs[-3]:
-            raise RuntimeError(f"scaled_dot_product_attention: with enable_gqa the number of query heads ({qs[-3]}) "
-                               f"must be a multiple of the key/value heads ({ks[-3]}, {vs[-3]})")
+        if qs[-3] % ks[-3] or qs[-3] % vs[-3]:  # (PyTorch's text, cut short as it is)
+            raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+        if ks[-3] != vs[-3]:
+            raise RuntimeError(f"scaled_dot_product_attention: minigrad's enable_gqa takes key and value with the same "
+                               f"number of heads, got {ks[-3]} and {vs[-3]}")
         gqa = qs[-3] // ks[-3]
     if dropout_p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")

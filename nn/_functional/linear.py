@@ -174,6 +174,10 @@ def linear(input, weight, bias=None):
         if x.dtype.kind == "c":  # (Linear's backward on arrays has no conjugates: matmul's nodes have them)
             out = input @ weight.mT
             return out if bias is None else out + bias
+    if x.ndim == 1:  # a vector ends as PyTorch's does: in a view of its addmm, or a squeeze_ of its (1, in) mm
+        if bias is None:
+            return LinearNoBias.apply(input.unsqueeze(0), weight, None).squeeze_(0)
+        return Linear.apply(input, weight, bias).view(-1)
     return (LinearNoBias if bias is None else Linear).apply(input, weight, bias)
 
 

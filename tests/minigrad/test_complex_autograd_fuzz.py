@@ -242,8 +242,6 @@ XFAIL = {
     "mixed_where": "PyTorch 2.13 itself fails in backward (where with a real and a complex operand: 'Expected "
                    "isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex)'); minigrad passes "
                    "the real part to the real operand",
-    "softplus": "minigrad's float-only refusal names the op (\"softplus\" ... pass a floating point tensor), "
-                "PyTorch's names its CPU kernel",
 }
 
 

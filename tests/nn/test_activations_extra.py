@@ -110,9 +110,10 @@ def test_second_derivative_vs_torch(torch, name):
 def test_integer_input_raises_like_torch(torch, name):
     with pytest.raises(NotImplementedError) as theirs:
         getattr(torch.nn.functional, name)(torch.tensor([1, 2]))
-    with pytest.raises(NotImplementedError, match="not implemented for .*int64") as ours:
+    with pytest.raises(NotImplementedError) as ours:
         getattr(F, name)(minigrad.tensor([1, 2]))
     assert type(ours.value) is type(theirs.value)
+    assert str(ours.value) == str(theirs.value)
 
 
 def test_relu6_of_integers_stays_integer(torch):

@@ -657,7 +657,6 @@ KNOWN = [
     ("LSTMCell", "vs 'ThnnFusedLstmCellBackward0'", FUSED),
     ("RNNCell", "vs 'RnnReluCellBackward0'", FUSED),
     ("RReLU", "'RreluWithNoiseBackward", FUSED),
-    ("Linear", "batched=False", "torch's unbatched linear goes through a reshape (ViewBackward0 / SqueezeBackward4)"),
     ("MultiheadAttention", "'ViewBackward0' vs 'AddmmBackward0'", "torch's packed in-projection reshapes its addmm"),
 ]
 

@@ -43,8 +43,6 @@ def test_checkpoint_use_reentrant_true_refuses_kwargs(torch):
     assert error(minigrad) == error(torch)
 
 
-@pytest.mark.xfail(strict=True, reason="minigrad's reentrant checkpoint recomputes as the non-reentrant one does, so "
-                   "autograd.grad through it gives the gradient where PyTorch's refuses")
 def test_checkpoint_use_reentrant_true_refuses_autograd_grad(torch):
     def error(lib):
         x = lib.ones(2, requires_grad=True)

@@ -46,7 +46,7 @@ def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, e
     for name, enabled in chosen.items():
         flags.set_sdp(name, enabled)
     try:
-        yield
+        yield {}  # (PyTorch's value for `as`: an empty dict)
     finally:
         for name, enabled in saved.items():
             flags.set_sdp(name, enabled)
