@@ -26,7 +26,7 @@ def overlaps(dst, src, full=True):
     full=False: assert_no_partial_overlap, which lets src be dst's very elements). As PyTorch, it judges only
     arrays that are both dense (their elements fill a block of memory, each once), by their byte ranges."""
     if src is not dst:
-        if not np.may_share_memory(dst, src):  # (their bounds apart: cheap, and False for nearly every call)
+        if not may_overlap(dst, src):  # (their bounds apart: cheap, and False for nearly every call)
             return False
         if not dst.size or not src.size or not (_dense(dst) and _dense(src)):
             return False
@@ -37,6 +37,12 @@ def overlaps(dst, src, full=True):
         if not np.may_share_memory(dst[first], src[first]):
             return True
     return full
+
+
+def may_overlap(a, b):
+    """Whether arrays `a` and `b` may share memory, by their bounds. Never for arrays of two types (two devices,
+    as a copy_ from the CPU into a GPU tensor reads): cupy's bounds check refuses a numpy array."""
+    return type(a) is type(b) and np.may_share_memory(a, b)
 
 
 def _dense(a):

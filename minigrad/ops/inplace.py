@@ -16,7 +16,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, output_shape_error, overlaps,
+from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may_overlap, output_shape_error, overlaps,
                     too_many_positional, type_name)
 from .complex import real_of, refuse, view_as_complex, view_as_real
 from .conversion import warn_complex_to_real
@@ -463,7 +463,7 @@ def setitem(self, index, value):
             and a.ndim and -a.shape[0] <= index < a.shape[0] and a.flags.writeable \
             and not (state.grad_enabled and (self._requires_grad or value._requires_grad)):
         # `dC[ix] += demb[k, j]` (its write back) with nothing to record: apply_inplace's raw write, checked here
-        if np.may_share_memory(a, value.array):
+        if may_overlap(a, value.array):
             _refuse_shared_copy(self, a[index], value.array)
         put_values(a, index, value.array)
         self._version_counter[0] += 1
@@ -484,7 +484,7 @@ def setitem(self, index, value):
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
             check_inplace(self)
-        if not ids or np.may_share_memory(a, idx[0]) or type(value) is Tensor and np.may_share_memory(a, value.array):
+        if not ids or may_overlap(a, idx[0]) or type(value) is Tensor and may_overlap(a, value.array):
             _refuse_shared_put(self, idx, value)
         if not ids:
             _check_masks(idx, self.array.shape)
@@ -499,7 +499,7 @@ def setitem(self, index, value):
         if state.grad_enabled and self._requires_grad and self.grad_fn is None and steps:
             # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if not advanced and type(value) is Tensor and np.may_share_memory(a, value.array):  # (PyTorch's copy_)
+    if not advanced and type(value) is Tensor and may_overlap(a, value.array):  # (PyTorch's copy_)
         try:
             view = a[idx]
         except IndexError:  # (raw's error, below)
@@ -573,7 +573,7 @@ def _refuse_shared_put(self, idx, value):
         return
     if type(value) is Tensor:
         reads.append(value.array)
-    if not any(np.may_share_memory(a, r) for r in reads):
+    if not any(may_overlap(a, r) for r in reads):
         return
     view = []  # t's view: a slice for each dim an index tensor takes, the basic items as they are
     for i in idx:
