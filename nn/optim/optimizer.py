@@ -28,7 +28,7 @@ from ..utils import _zero_grad
 # 13 passes, and blocks are big enough that the per-block Python overhead is noise (docs/performance.md)
 BLOCK = 1 << 17
 # foreach: a parameter of this many elements or more is stepped on its own, in place: copying it into
-# the concatenation and back costs more than one more kernel call (measured: about 2K to 4K float32s)
+# the concatenation and back costs more than one more kernel call
 ALONE = 1 << 12
 
 

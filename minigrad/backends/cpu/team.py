@@ -195,7 +195,7 @@ def _load_cached(cache, sig, target_context):
 @contextlib.contextmanager
 def _without_lock_events():
     """Within: llvmlite's calls skip numba's "numba:llvm_lock" events. numba sends a start and an end
-    event around every call into LLVM (~10 us of Python each, several times the call), for its compile
+    event around every call into LLVM (Python that costs more than the call itself), for its compile
     timers; linking one cached kernel makes over a hundred calls, making numba's target context a few
     hundred. A kernel's or cfunc's own timers then leave out its LLVM time. The callbacks are taken
     out and put back while holding llvmlite's own lock, so no other thread is between its start and
