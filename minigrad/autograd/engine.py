@@ -442,21 +442,18 @@ def _accumulate_sparse(variable, grad):
 _function.accumulate_into_leaf = accumulate_into_leaf  # function.py's AccumulateGrad calls it (no import per call)
 
 
-_checkpoint_valid = [True]
-
-
 def _is_checkpoint_valid():
-    """False while the engine runs for autograd.grad or backward(inputs=...), where PyTorch's reentrant
-    checkpoint refuses to run its backward (asked by that node only: nothing per node here)."""
-    return _checkpoint_valid[0]
+    """False while this thread's engine runs for autograd.grad or backward(inputs=...), where PyTorch's
+    reentrant checkpoint refuses to run its backward (asked by that node only: nothing per node here)."""
+    return state.checkpoint_valid
 
 
 def _run_with_inputs(outputs, grad_outputs, retain_graph, create_graph, capture):
-    saved, _checkpoint_valid[0] = _checkpoint_valid[0], False
+    saved, state.checkpoint_valid = state.checkpoint_valid, False
     try:
         return run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=capture, accumulate=False)
     finally:
-        _checkpoint_valid[0] = saved
+        state.checkpoint_valid = saved
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

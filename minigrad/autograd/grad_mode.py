@@ -16,6 +16,9 @@ class _State(threading.local):
         # the running backward's retain_graph (True outside one): whether a node's backward may free what it
         # saved as it goes, rather than after it returns (compile's node, whose backward is a whole program)
         self.retain_graph = True
+        # False while autograd.grad or backward(inputs=...) runs its engine, whose backward PyTorch's reentrant
+        # checkpoint refuses (this thread's: another thread's plain backward is unaffected)
+        self.checkpoint_valid = True
 
 
 state = _State()

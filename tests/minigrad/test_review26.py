@@ -39,3 +39,39 @@ def test_setitem_with_ids_from_another_device():
     t = torch.zeros(5)
     t[torch.tensor([1, 3])] = torch.ones(2)
     np.testing.assert_array_equal(x.numpy(), t.numpy())
+
+
+def test_reentrant_checkpoint_in_another_thread_during_autograd_grad():
+    """autograd.grad in one thread does not make a reentrant checkpoint's plain backward refuse in another
+    (PyTorch's flag is per thread)."""
+    import threading
+
+    import minigrad as mg
+    from minigrad.utils.checkpoint import checkpoint
+
+    results = []
+
+    def other_thread():
+        x = mg.tensor([1.0, 2.0], requires_grad=True)
+        try:
+            checkpoint(lambda a: (a * a).sum(), x, use_reentrant=True).backward()
+            results.append(x.grad.tolist())
+        except RuntimeError as e:
+            results.append(str(e))
+
+    class RunsTheOtherThread(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):  # (runs inside autograd.grad's engine pass)
+            t = threading.Thread(target=other_thread)
+            t.start()
+            t.join()
+            return g * 2
+
+    y = mg.tensor([3.0], requires_grad=True)
+    (gy,) = mg.autograd.grad(RunsTheOtherThread.apply(y).sum(), y)
+    assert gy.tolist() == [2.0]
+    assert results == [[2.0, 4.0]]
