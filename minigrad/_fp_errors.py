@@ -3,7 +3,8 @@
 PyTorch computes inf and nan silently: x / 0, exp(1000.), inf - inf. numpy gives the same values but warns
 ("divide by zero encountered in divide"), and under `-W error` raises. minigrad enters numpy's "ignore
 everything" state around its calls (each op's forward, a whole backward pass, a compiled replay) and puts
-the caller's state back on the way out: the user's own numpy code keeps the state they chose.
+the caller's state back on the way out: the user's own numpy code keeps the state they chose (except
+what runs inside those calls: a user Function's forward and backward, and backward hooks, run quiet too).
 
 numpy 2 keeps that state in a ContextVar; setting it directly costs a fraction of `np.errstate`'s
 context manager, which stays the fallback where that private name is gone.
