@@ -6,11 +6,11 @@
 """
 from .ops.linalg import (  # noqa: F401
     LinAlgError, cholesky, cholesky_ex, cond, det, eig, eigh, eigvals, eigvalsh, householder_product, inv_ex, lstsq, lu,
-    lu_factor, lu_factor_ex, lu_solve, matrix_exp, matrix_norm, matrix_power, matrix_rank, multi_dot, qr, solve,
+    lu_factor, lu_factor_ex, lu_solve, matrix_exp, matrix_norm, matrix_rank, multi_dot, qr, solve,
     solve_ex, solve_triangular, svd, svdvals, tensorinv, tensorsolve,
 )
 from .ops.linalg import _legacy_name
-from .ops.linalg import inverse as inv, linalg_pinv as pinv, linalg_slogdet as slogdet, linalg_vander as vander  # noqa: F401
+from .ops.linalg import inverse as inv, linalg_matrix_power as matrix_power, linalg_pinv as pinv, linalg_slogdet as slogdet, linalg_vander as vander  # noqa: F401
 from .ops.out import take_out
 from .tensor import dtype_argument
 

@@ -7,7 +7,7 @@ import inspect
 import numpy as _np
 
 from . import composite, elementwise, indexing, inplace, movement, pointwise, reduction, scan, scatter, shape  # noqa: F401
-from . import extra, special_ops  # noqa: F401
+from . import extra, linalg, special_ops  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs, add, allclose, clamp, clip, cos, div, eq, equal, exp, ge, gt, isfinite, isinf,
     isnan, le, log, logical_and, logical_not, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
@@ -79,7 +79,7 @@ from .scatter import make_inplace as _make_inplace
 from .scatter import index_put_read as _index_put_read, index_read as _index_read, tensors_read as _tensors_read
 from ._util import method_form as _method_form
 from ._util import type_name as _type_name
-from ..tensor import Tensor as _Tensor
+from ..tensor import Tensor as _Tensor, int_argument
 from .scatter import make_view_inplace as _make_view_inplace
 from .scatter import scatter_reduce_ as _scatter_reduce_
 from .reduction import (  # noqa: F401
@@ -276,6 +276,8 @@ def _bind_methods(Tensor):
     methods.update(as_subclass=indexing.as_subclass)
     methods.update(extra.METHODS)
     methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)
+    methods.update(matrix_power=lambda self, n: linalg._matrix_power(self, int_argument(n, "matrix_power",
+                                                                                        "'n' (position 1)")))
     methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=conj, byte=lambda self: self.to(uint8),

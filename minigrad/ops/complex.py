@@ -54,30 +54,6 @@ class ConjPhysical(Conj):
         return conj_physical(g)
 
 
-class Real(Function):
-    node_name = "RealBackward0"
-
-    @staticmethod
-    def forward(ctx, a):
-        return a.array.real  # (numpy's view of the real parts: writes through it reach the complex tensor, as PyTorch's)
-
-    @staticmethod
-    def backward(ctx, g):  # L depends on re z alone: dL/d(re z), nothing imaginary
-        return complex(g, g.new_zeros(g.shape))
-
-
-class Imag(Function):
-    node_name = "ImagBackward0"
-
-    @staticmethod
-    def forward(ctx, a):
-        return a.array.imag
-
-    @staticmethod
-    def backward(ctx, g):  # L depends on im z alone: i dL/d(im z)
-        return complex(g.new_zeros(g.shape), g)
-
-
 class ViewAsReal(Function):
     node_name = "ViewAsRealBackward0"
 
@@ -280,14 +256,14 @@ def conj_physical(input):
     return ConjPhysical.apply(input)
 
 
-def real(input):
-    return _share_version(Real.apply(input), input) if input.array.dtype.kind == "c" else input
+def real(input):  # as PyTorch: a select of view_as_real, so recorded as SelectBackward0 over ViewAsRealBackward0
+    return view_as_real(input)[..., 0] if input.array.dtype.kind == "c" else input
 
 
 def imag(input):
     if input.array.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return _share_version(Imag.apply(input), input)
+    return view_as_real(input)[..., 1]
 
 
 def sgn(input):
@@ -356,7 +332,8 @@ def angle(input):
 
 
 # PyTorch's errors for the ops it has no complex kernel for ({} is ComplexFloat or ComplexDouble): minigrad raises
-# them too rather than let numpy order complex numbers lexicographically or cast the imaginary part away
+# them too rather than let numpy order complex numbers lexicographically or cast the imaginary part away (the
+# continuous samplers give the same texts for integer and bool tensors: refuse_non_float)
 _NOT_FOR_COMPLEX = {
     "max_all": (NotImplementedError, '"max_all" not implemented for \'{}\''),
     "min_all": (NotImplementedError, '"min_all" not implemented for \'{}\''),
@@ -436,8 +413,19 @@ def refuse(name, *tensors):
     callers test `dtype.kind == "c"` first, so real tensors pay one comparison."""
     for t in tensors:
         if isinstance(t, Tensor) and t.array.dtype.kind == "c":
-            kind, text = _NOT_FOR_COMPLEX[name]
-            raise kind(text.format(_scalar_type(t.array.dtype), cpp=cpp_name(t.array.dtype)))
+            _refusal(name, t.array.dtype)
+
+
+def refuse_non_float(name, t):
+    """Raise PyTorch's error of op `name` (a key of _NOT_FOR_COMPLEX) unless tensor `t` is floating: the samplers
+    of continuous distributions refuse integer and bool tensors with the text they give complex ones."""
+    if t.array.dtype.kind != "f":
+        _refusal(name, t.array.dtype)
+
+
+def _refusal(name, npd):
+    kind, text = _NOT_FOR_COMPLEX[name]
+    raise kind(text.format(_scalar_type(npd), cpp=cpp_name(npd)))
 
 
 def check_same_dtype(a, b, text="{} did not match {}"):

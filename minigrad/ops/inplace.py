@@ -18,7 +18,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may_overlap, output_shape_error, overlaps,
                     too_many_positional, type_name)
-from .complex import real_of, refuse, view_as_complex, view_as_real
+from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
 from .conversion import warn_complex_to_real
 from .indexing import (Index, IndexPut, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
                        _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
@@ -881,7 +881,7 @@ def _write_draws(self, vals, node):
 
 
 def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
-    refuse("exponential_", self)
+    refuse_non_float("exponential_", self)
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd):g}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
@@ -899,7 +899,7 @@ def geometric_(self, p, generator=None):  # trials to the first success: floor(l
 
 
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):  # median + sigma tan(pi (U - 1/2))
-    refuse("cauchy_", self)
+    refuse_non_float("cauchy_", self)
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(cauchy_, self, (median, sigma), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: median + sigma * xp.tan(np.pi * (rng.random(s) - 0.5)), generator,
@@ -907,7 +907,7 @@ def cauchy_(self, median=0.0, sigma=1.0, generator=None):  # median + sigma tan(
 
 
 def log_normal_(self, mean=1.0, std=2.0, generator=None):  # exp(N(mean, std^2))
-    refuse("log_normal_", self)
+    refuse_non_float("log_normal_", self)
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(log_normal_, self, (mean, std), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: xp.exp(mean + std * rng.standard_normal(s)), generator,

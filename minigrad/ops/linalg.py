@@ -14,7 +14,7 @@ from ..dtypes import cpp_name, float16, float32, float64
 from . import reduction
 from ._util import return_type
 from .array_op import array_op
-from ..tensor import Tensor
+from ..tensor import Tensor, int_argument
 
 slogdet_result = return_type("slogdet", ("sign", "logabsdet"))
 linalg_slogdet_result = return_type("linalg_slogdet", ("sign", "logabsdet"))
@@ -35,13 +35,13 @@ class LinAlgError(RuntimeError):
     """A linear algebra routine found its input singular or not positive-definite (torch.linalg.LinAlgError)."""
 
 
-def _square(name, A):
+def _square(name, A, floating=True):
     if A.array.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
     if A.array.shape[-1] != A.array.shape[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
                            f"{A.array.shape[-2]} by {A.array.shape[-1]} matrices")
-    if A.array.dtype.kind not in "fc":
+    if floating and A.array.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype._legacy[:-6]}")
 
@@ -194,8 +194,17 @@ def solve(A, B, *, left=True):
 
 
 def matrix_power(input, n):
-    """A^n by repeated squaring (n < 0: of the inverse; n == 0: the identity)."""
-    _square("matrix_power", input)
+    return _matrix_power(input, int_argument(n, "matrix_power", "'n' (position 2)"))
+
+
+def linalg_matrix_power(A, n):
+    return _matrix_power(A, int_argument(n, "linalg_matrix_power", "'n' (position 2)"))
+
+
+def _matrix_power(input, n):
+    """A^n by repeated squaring (n < 0: of the inverse; n == 0: the identity). Integer matrices too, as PyTorch's
+    (a negative power meets the inverse's refusal of them)."""
+    _square("matrix_power", input, floating=False)
     if n == 0:  # as PyTorch: the identity copied into a clone of A, so it keeps A's autograd (a zero gradient)
         from .inplace import copy_
         from .shape import clone

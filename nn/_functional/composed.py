@@ -212,9 +212,11 @@ def bilinear(input1, input2, weight, bias=None):
     """y_k = x1^T A_k x2 + b_k. Shapes: input1 (*, H1), input2 (*, H2), weight (O, H1, H2), bias (O,) -> (*, O)."""
     check_tensor(input1, "input1", "bilinear")
     check_tensor(input2, "input2", "bilinear")
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
-                           f"{list(input2.shape[:-1])}")
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    for i, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {a} and {b}")
     for i, x in ((1, input1), (2, input2)):
         if x.shape[-1] != weight.shape[i]:
             raise RuntimeError(f"bilinear(): input{i} size does not match weight size: got {x.shape[-1]} but expected "

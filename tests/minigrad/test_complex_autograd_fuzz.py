@@ -230,8 +230,6 @@ SECOND = ["exp", "log", "sqrt", "tanh", "sigmoid", "reciprocal", "abs", "angle",
 # Deliberate or out-of-scope differences: name -> reason (strict xfail, so a fix shows up).
 _NAME = "grad_fn name only (values and gradients agree): "
 XFAIL = {
-    "real": _NAME + "PyTorch's .real is a select of view_as_real (SelectBackward0); minigrad's own RealBackward0",
-    "imag": _NAME + "PyTorch's .imag is a select of view_as_real (SelectBackward0); minigrad's own ImagBackward0",
     "matmul_bcast": _NAME + "PyTorch folds a broadcast matmul to mm + _unsafe_view; minigrad records one matmul node",
     "einsum": _NAME + "PyTorch's einsum ends in a view of bmm (ViewBackward0); minigrad records one einsum node",
     "einsum_trace": _NAME + "PyTorch's einsum ends in a view of bmm (ViewBackward0); minigrad records one einsum node",
