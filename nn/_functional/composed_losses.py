@@ -21,9 +21,9 @@ from .loss import _float_pair, _legacy_reduction, _mg, _reduce
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + e^(-y x)) (y = +-1), averaged over every element. Shapes: (*), (*) -> () or (*)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)  # (PyTorch's Python checks it first)
     target = _float_pair(input, target, "soft_margin_loss")  # (PyTorch computes it in the input's dtype)
     not_differentiable(target, "target", "soft_margin_loss")  # (PyTorch's derivative formula has no target term)
-    reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce(_mg().logaddexp(-input * target, input.new_zeros(())), reduction)
 
 
