@@ -35,3 +35,22 @@ def test_incomplete_gamma_mixed_dtypes(name, args):
 ])
 def test_found_inputs(name, args, kw):
     check(name, args, kw)
+
+
+@pytest.mark.parametrize("args", [
+    # PyTorch checks `end`'s dtype before it broadcasts
+    [np.array([1.0, 2.0, 3.0]), np.zeros((0,), dtype=f32), np.array(0.5)],
+    [np.array([1.0, 2.0, 3.0]), np.ones((2,), dtype=f32), np.array([0.5, 0.25, 0.1], dtype=f32)],
+    # float32: (w - 1) (end - input) + end as one fused multiply-add, the 0-d float64 weight taken in float32
+    [np.array([1.0, 0.3], dtype=f32), np.array([2.01, -1.7], dtype=f32), np.array(709.0)],
+    [np.array([0.1, 0.7, -2.3], dtype=f32), np.array([2.01, -1.7, 5.1], dtype=f32), np.array([0.3, 0.7, 0.1], dtype=f32)],
+])
+def test_lerp_tensor(args):
+    check("lerp_tensor", args, {})
+
+
+@pytest.mark.parametrize("w", [0.1, 0.3, 0.7, 0.9])
+def test_lerp_float32_fused(w):
+    x = np.array([0.1, 0.7, -2.3, 3.3, 1e-3], dtype=f32)
+    check("lerp", [x, np.array([2.01, -1.7, 5.1, 0.2, 7.9], dtype=f32)], {"w": w})
+    check("lerp", [np.array([], dtype=np.float64), np.zeros(3, dtype=f32)], {"w": w})  # `end`'s dtype first
