@@ -191,7 +191,10 @@ class Logit(Function):
     def backward(ctx, g):  # 1 / (a (1 - a)); outside [eps, 1 - eps] 0 (no eps: outside [0, 1] NaN)
         a, eps = ctx._saved_self, ctx.eps
         lo, hi, fill = (0.0, 1.0, math.nan) if eps is None else (eps, 1.0 - eps, 0.0)
-        return elementwise.where((a < lo) | (a > hi), fill, g / (a * (1.0 - a))), None
+        d = g / (a * (1.0 - a))
+        if not state.grad_enabled:  # PyTorch's logit_backward kernel: g inf at 0 and 1 (+inf at a = -0.0, g > 0)
+            d = elementwise.where((a == 0) | (a == 1), g * math.inf, d)
+        return elementwise.where((a < lo) | (a > hi), fill, d), None
 
 
 class Sinc(Function):

@@ -448,11 +448,18 @@ def logaddexp(input, other):
 
 
 def _lerp(a, b, w):
-    """a + w (b - a) from the nearer end, as PyTorch computes it: w = 1 gives b exactly (not 0 at a = 1e300, b = 1)."""
+    """a + w (b - a) from the nearer end, as PyTorch computes it: w = 1 gives b exactly (not 0 at a = 1e300, b = 1),
+    as one fused multiply-add b - (b - a) (1 - w) there (its zero signs), a float32 one rounded once."""
     xp = array_module(a)
     d = b - a
     with np.errstate(invalid="ignore", over="ignore"):
-        return xp.where(xp.abs(w) < 0.5, a + w * d, b - d * (1 - w))
+        if isinstance(w, (int, float, complex)):  # a number weight, in the ends' dtype
+            w = d.dtype.type(w)
+            coeff, base = (w, a) if abs(w) < 0.5 else (-(1 - w), b)
+        else:
+            large = xp.abs(w) >= 0.5
+            coeff, base = xp.where(large, -(1 - w), w), xp.where(large, b, a)
+        return special_array.fused(coeff, d, base)
 
 
 class LerpScalar(Function):
@@ -525,7 +532,6 @@ def lerp(input, end, weight):
         from ..tensor import invalid_arguments
 
         raise TypeError(invalid_arguments("lerp", (input, end, weight), _LERP_OVERLOADS))
-    broadcast_shapes(input.array.shape, end.array.shape)
     end_dtype = None
     if end.array.dtype != input.array.dtype:  # (PyTorch checks the dtypes before it looks for a kernel)
         raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `end` but got dtype {_dtypes.cpp_name(end.array.dtype)}")
@@ -541,6 +547,7 @@ def lerp(input, end, weight):
         if dt != input.array.dtype and input.array.dtype.kind == "f":
             end_dtype = input.array.dtype
         input, end, weight = cast(input, dt), cast(end, dt), cast(weight, dt)
+    broadcast_shapes(input.array.shape, end.array.shape)  # (after the dtypes, as PyTorch)
     if input.array.dtype.kind not in "fc":
         kind = "scalar" if not isinstance(weight, Tensor) else "tensor"
         raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for '{input.dtype._legacy[:-6]}'")

@@ -138,6 +138,7 @@ def _x_times(xp, x, y, fn):
 
 class Xlogy(Function):
     node_name = "XlogyBackward0"
+    number_other = False  # (its subclass for a number `other`: PyTorch's other formula)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -152,7 +153,9 @@ class Xlogy(Function):
         a_shape, b_shape = ctx._shapes
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = sum_to(where((a == 0) & (b <= 0), 0.0, xlogy(g, b)), a_shape)
+            # (a number b: 0 where a == 0 unless b > 0, so at a nan b too)
+            off = ~(b > 0) if ctx._forward_cls.number_other else b <= 0
+            ga = sum_to(where((a == 0) & off, 0.0, xlogy(g, b)), a_shape)
         if ctx.needs_input_grad[1]:
             gb = sum_to(g * a / b, b_shape)
         return ga, gb
@@ -181,6 +184,7 @@ class Xlog1py(Function):
 
 
 _XLOGY = _three_nodes(Xlogy, "Xlogy", "XlogyBackward")
+_XLOGY[2].number_other = True
 _XLOG1PY = _three_nodes(Xlog1py, "Xlog1py", "SpecialXlog1PyBackward")
 
 
@@ -277,7 +281,11 @@ def _incomplete_gamma(upper):
     nodes = (IncompleteGamma,) * 3
 
     def op(input, other):
-        return _binary_float_op(nodes, input, other, opname=name)
+        out = _binary_float_op(nodes, input, other, opname=name)
+        if out.grad_fn is not None and isinstance(input, Tensor) and isinstance(other, Tensor) and \
+                input.array.dtype != other.array.dtype:  # PyTorch's formula runs on the operands as they came
+            out.grad_fn.save(self=input, other=other)
+        return out
 
     op.__name__ = "gammaincc" if upper else "gammainc"
     op.__doc__ = ("The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)." if upper else
