@@ -39,8 +39,9 @@ def check_inplace(self):
         raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
     base = self._base
     if self._requires_grad:
-        if self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if self.grad_fn is None:  # (a leaf taken as a view, `arange(6.).view(2, 3).requires_grad_()`: PyTorch's other text)
+            raise RuntimeError(f"a {'view of a ' if base is not None and base.grad_fn is None else ''}leaf Variable that "
+                               "requires grad is being used in an in-place operation.")
         if base is not None and getattr(self, "_multi_output", False):
             raise multi_output_error(self._output_nr, self.grad_fn.name().removesuffix("Backward0"))
     # (a view taken before its base required grad too, or one of a base detach_()ed since: a leaf now)
