@@ -355,7 +355,8 @@ def _plain_write(self, other):
         b = other.array
         return (type(b) is np.ndarray and b.dtype == a.dtype and not (grad and (self._requires_grad or other._requires_grad))
                 and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:])  # (a bias's shape: the end of self's)
-                and (b is a or not np.may_share_memory(a, b)))  # (part of self's memory: check_in_order refuses it)
+                # (part of self's memory: check_in_order refuses it; arrays that own theirs share none, unlooked at)
+                and (b.base is None and a.base is None or b is a or not np.may_share_memory(a, b)))
     return type(other) is float and not (grad and self._requires_grad)
 
 
