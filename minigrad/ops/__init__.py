@@ -115,6 +115,10 @@ _INPLACE_READS = {"index_copy": _tensors_read, "index_fill": _index_read}
 _INPLACE_REFUSALS_FIRST = frozenset(
     "addbmm addmm addmv addr baddbmm cumprod cumsum index_copy index_fill renorm tril triu "
     "addcdiv ldexp subtract".split())
+# ... among which those that PyTorch lets read a tensor sharing part of self's memory (the others, as its
+# elementwise kernels, refuse it): the matrix products, index ops and scans, and ldexp_ (its 2 ** other a new tensor)
+_INPLACE_PARTIAL_READS = frozenset(
+    "addbmm addmm addmv baddbmm cumprod cumsum index_copy index_fill renorm tril triu ldexp".split())
 # ops PyTorch has no derivative for (not even a zero one, as the comparisons have): their in-place forms write
 # into a leaf that requires grad, or a view of one, and leave self's history as it was
 _NOT_DIFFERENTIABLE = frozenset("logical_and logical_not logical_or logical_xor".split())
@@ -284,7 +288,7 @@ def _bind_methods(Tensor):
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into,
                                                                                         reads=_index_put_read))
-    methods.update(nextafter_=_make_inplace(nextafter, "nextafter", elementwise=True), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
+    methods.update(nextafter_=_make_inplace(nextafter, "nextafter", elementwise=True, partial_reads=True), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
     methods.update(flip=movement.flip_method, repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_,
                    index_reduce_=_index_reduce_)
@@ -297,7 +301,8 @@ def _bind_methods(Tensor):
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,
                                                 result=None if name in _INPLACE_NO_CAST_CHECK else
                                                 _float_promoted if name in _INPLACE_FLOAT_RESULT else _promoted,
-                                                differentiable=name not in _NOT_DIFFERENTIABLE, reads=_INPLACE_READS.get(name))
+                                                differentiable=name not in _NOT_DIFFERENTIABLE, reads=_INPLACE_READS.get(name),
+                                                partial_reads=name not in _INPLACE_PARTIAL_READS)
     methods["abs_"] = _abs_of(methods["abs_"])
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     methods["ldexp_"] = composite.ldexp_of(methods["ldexp_"])

@@ -39,8 +39,9 @@ def check_inplace(self):
         raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
     base = self._base
     if self._requires_grad:
-        if self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if self.grad_fn is None:  # (a leaf taken as a view, `arange(6.).view(2, 3).requires_grad_()`: PyTorch's other text)
+            raise RuntimeError(f"a {'view of a ' if base is not None and base.grad_fn is None else ''}leaf Variable that "
+                               "requires grad is being used in an in-place operation.")
         if base is not None and getattr(self, "_multi_output", False):
             raise multi_output_error(self._output_nr, self.grad_fn.name().removesuffix("Backward0"))
     # (a view taken before its base required grad too, or one of a base detach_()ed since: a leaf now)
@@ -78,12 +79,13 @@ def check_overlap(self):
         raise RuntimeError(OVERLAP_MESSAGE)
 
 
-def refuse_shared(self, dst, reads, full=True):
+def refuse_shared(self, dst, reads, full=True, differentiable=True):
     """PyTorch's refusal to write into `dst` (self's array, or the view of it written) while reading any of the
-    arrays `reads` that shares memory with it (`overlaps`), after autograd's refusals of the write."""
+    arrays `reads` that shares memory with it (`overlaps`), after autograd's refusals of the write (none for an
+    op without a derivative). full=False: an elementwise op's, which may read all of dst (`x.add_(x)`)."""
     for src in reads:
         if overlaps(dst, src, full):
-            if state.grad_enabled:
+            if differentiable and state.grad_enabled:
                 check_inplace(self)
             raise RuntimeError(SHARED_MEMORY_MESSAGE)
 
@@ -91,13 +93,14 @@ def refuse_shared(self, dst, reads, full=True):
 def check_in_order(self, others, result=None, differentiable=True, own=None):
     """PyTorch's refusals of an in-place op on `self`, in its order: autograd's (a leaf that requires grad, ...;
     none for an op without a derivative), the op's `own()` checks of its arguments (bool - bool), elements of
-    self sharing memory, `others` not broadcasting into self, then a `result` dtype self cannot hold. Every
-    in-place op runs them before its kernel's dtype refusals."""
+    self sharing memory, `others` sharing part of it, `others` not broadcasting into self, then a `result` dtype
+    self cannot hold. Every in-place op runs them before its kernel's dtype refusals."""
     if differentiable and state.grad_enabled:
         check_inplace(self)
     if own is not None:
         own()
     check_overlap(self)
+    refuse_shared(self, self.array, [o.array for o in others if isinstance(o, Tensor)], False, differentiable)
     check_broadcasts_into(self, *others)
     if result is not None:
         check_cast(self, result)
@@ -351,7 +354,9 @@ def _plain_write(self, other):
     if type(other) is Tensor:
         b = other.array
         return (type(b) is np.ndarray and b.dtype == a.dtype and not (grad and (self._requires_grad or other._requires_grad))
-                and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]))  # (a bias's shape: the end of self's)
+                and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:])  # (a bias's shape: the end of self's)
+                # (part of self's memory: check_in_order refuses it; arrays that own theirs share none, unlooked at)
+                and (b.base is None and a.base is None or b is a or not np.may_share_memory(a, b)))
     return type(other) is float and not (grad and self._requires_grad)
 
 
@@ -368,7 +373,8 @@ def _sums_in_place(self, other):
     return (self._base is None and not (self._requires_grad and self.grad_fn is None)
             and (self._requires_grad or other._requires_grad) and type(a) is np.ndarray and type(b) is np.ndarray
             and b.dtype == a.dtype and a.dtype.kind == "f" and a.flags.writeable
-            and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]))
+            and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:])
+            and (b is a or not np.may_share_memory(a, b)))  # (part of self's memory: check_in_order refuses it)
 
 
 def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_first=None):
@@ -762,6 +768,7 @@ def masked_fill_(self, mask, value):
     check_fill_mask(mask)
     check_fill_value(value, self.dtype)
     value = checked_scalar(value, self.array.dtype)
+    refuse_shared(self, self.array, (mask.array,), full=False)  # (not a 0-d tensor value: PyTorch reads it as a number)
     check_broadcasts_into(self, mask)  # (a causal mask cut shorter than the scores: numpy's ValueError otherwise)
 
     def raw(a):
@@ -778,6 +785,7 @@ def clamp_(self, min=None, max=None):
     from .elementwise import clamp, clip_array, integer_bound
 
     bounds = [b for b in (min, max) if b is not None]
+    refuse_shared(self, self.array, [b.array for b in bounds if isinstance(b, Tensor)], full=False)
     check_broadcasts_into(self, *bounds)  # (before the dtype's refusals, as PyTorch; numpy's ValueError otherwise)
     if self.array.dtype.kind != "f" and bounds:
         if self.array.dtype.kind == "c":

@@ -596,7 +596,8 @@ def _record(op, self, others, args, kwargs, out_of_place):
     return recorder.on_inplace(op, self, args, kwargs)
 
 
-def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None, differentiable=True, reads=None):
+def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None, differentiable=True, reads=None,
+                 partial_reads=False):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
     must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
     writes the result into t's array itself (it returns False where not). clone=False where fn saves no
@@ -606,10 +607,13 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
     result(self, *args): among them, the dtype of the op's result, refused where t cannot hold it
     (int.bitwise_or_(float)), as PyTorch checks it before looking for the kernel. differentiable=False: an op PyTorch has no derivative for (logical_not_), which
     autograd neither checks nor records. reads(*args, **kwargs): the arrays among the arguments that PyTorch
-    refuses to see share t's memory (index_put_'s values and ids)."""
+    refuses to see share t's memory (index_put_'s values and ids). partial_reads: PyTorch refuses a tensor argument
+    that shares part of t's memory, but not all of it (the elementwise ops' check, after the op's own ones)."""
     from .inplace import apply_inplace, check_cast, check_in_order, output_shape_error, refuse_shared
 
-    def check(self, out):
+    def check(self, out, args, kwargs):
+        if partial_reads:
+            refuse_shared(self, self.array, tensors_read(*args, **kwargs), False, differentiable)
         if tuple(out.array.shape) != tuple(self.array.shape):
             raise output_shape_error(self.array.shape, out.array.shape)
         check_cast(self, out.array.dtype)
@@ -619,7 +623,7 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
             if into is not None and into(arr, *args, **kwargs):
                 return
             out = fn(Tensor._wrap(arr), *args, **kwargs)
-            check(self, out)
+            check(self, out, args, kwargs)
             arr[...] = out.array
 
         return write
@@ -632,7 +636,7 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
 
             # on a clone: the op may save its input for backward, and the result is written over self
             out = fn(clone(self) if copy else self, *args, **kwargs)
-            check(self, out)
+            check(self, out, args, kwargs)
             return out
 
         return run
