@@ -95,8 +95,8 @@ def is_floating_point(input):
 pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None  # PyTorch's constants
 
 
-def numel(t):
-    return t.numel()
+def numel(input):
+    return input.numel()
 
 
 def detach(t):

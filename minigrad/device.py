@@ -197,15 +197,16 @@ def pick(keep, a, b=None):
 
 
 _default = None  # the device factories use when none is given (set_default_device); None: the CPU
+_device = device  # (set_default_device's argument is named `device`, as PyTorch names it)
 _entered = []  # the defaults that `with device(...)` blocks replaced, innermost last
 
 
-def set_default_device(dev):
+def set_default_device(device):
     """The device factories (zeros, randn, tensor, a layer's parameters, ...) make tensors on when given
     none, as `torch.set_default_device`; None: the CPU again. Tensors from arrays (`from_numpy`,
     `Tensor(array)`) stay where their array is."""
     global _default
-    d = None if dev is None else dev if isinstance(dev, device) else device(dev)
+    d = None if device is None else device if isinstance(device, _device) else _device(device)
     _default = None if d is None or d.type == "cpu" else d
 
 

@@ -594,7 +594,7 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, l
     return full(tuple(input.shape), fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """Values from start (inclusive) to end (exclusive); int64 unless a bound is a float."""
     dtype = dtype_argument(dtype, "arange", (start,) if end is None else (start, end) if step == 1 else (start, end, step))
     if end is None:

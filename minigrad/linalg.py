@@ -9,6 +9,7 @@ from .ops.linalg import (  # noqa: F401
     lu_factor, lu_factor_ex, lu_solve, matrix_exp, matrix_norm, matrix_rank, multi_dot, qr, solve,
     solve_ex, solve_triangular, svd, svdvals, tensorinv, tensorsolve,
 )
+from .ops import _numpy_names as _torch_names
 from .ops.linalg import _legacy_name
 from .ops.linalg import inverse as inv, linalg_matrix_power as matrix_power, linalg_pinv as pinv, linalg_slogdet as slogdet, linalg_vander as vander  # noqa: F401
 from .ops.out import take_out
@@ -62,4 +63,9 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return diagonal(A, offset, dim1, dim2)
 
 
+# torch.linalg's keyword names where they are not the ones of torch's function of that name (torch.det(input),
+# torch.linalg.det(A))
+det, inv = _torch_names(det, {"A": "input"}), _torch_names(inv, {"A": "input"})
+matrix_power, norm = _torch_names(matrix_power, {"input": "A"}), _torch_names(norm, {"input": "x"})
+matrix_norm = _torch_names(matrix_norm, {"input": "x"})
 take_out(globals(), "linalg")  # PyTorch's out= (minigrad/ops/out.py)

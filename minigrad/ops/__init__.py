@@ -139,12 +139,21 @@ def _float_promoted(*args):
     return r if r.kind in "fc" else _dtypes.default_float.np
 
 
-def _numpy_names(fn):
-    """PyTorch's numpy-style keyword aliases, `axis=` for `dim=` and `keepdims=` for `keepdim=`,
-    on every op that takes a dim (one wrapper, as PyTorch's argument parser does it)."""
+# PyTorch's keyword names for the ops whose parameter minigrad spells otherwise (`torch.dot(input, tensor)`,
+# `torch.split(tensor, ...)`): PyTorch's name -> minigrad's
+_KEYWORD_NAMES = {
+    "dot": {"tensor": "other"}, "split": {"tensor": "input"}, "swapaxes": {"axis0": "dim0", "axis1": "dim1"},
+    "tensor_split": dict.fromkeys(("sections", "indices", "tensor_indices_or_sections"), "indices_or_sections"),
+}
+
+
+def _numpy_names(fn, renames=None):
+    """PyTorch's numpy-style keyword aliases, `axis=` for `dim=` and `keepdims=` for `keepdim=`, on every op
+    that takes a dim, and `renames`, PyTorch's names for the op's own (one wrapper, as PyTorch's argument
+    parser does it)."""
     code = getattr(inspect.unwrap(fn), "__code__", None)  # (its names: inspect.signature's ~25 us each, 300 ops)
     params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] if code is not None else ()
-    if "dim" not in params and "keepdim" not in params:
+    if "dim" not in params and "keepdim" not in params and not renames:
         return fn
 
     @functools.wraps(fn)
@@ -158,6 +167,12 @@ def _numpy_names(fn):
                 kwargs["dim"] = kwargs.pop("axis")
             if "keepdims" in kwargs:
                 kwargs["keepdim"] = kwargs.pop("keepdims")
+            if renames:
+                for theirs, ours in renames.items():
+                    if theirs in kwargs:
+                        if ours in kwargs:
+                            raise TypeError(f"{fn.__name__}() got multiple values for argument '{ours}'")
+                        kwargs[ours] = kwargs.pop(theirs)
             return fn(*args, **kwargs)
         except AttributeError:  # (minigrad.sum(ndarray): PyTorch's words, not a missing `.array`)
             if args and not isinstance(args[0], _Tensor):
@@ -170,7 +185,7 @@ def _numpy_names(fn):
 
 for _name, _fn in list(globals().items()):
     if inspect.isfunction(_fn) and not _name.startswith("_"):
-        globals()[_name] = _numpy_names(_fn)
+        globals()[_name] = _numpy_names(_fn, _KEYWORD_NAMES.get(_name))
 
 
 # numbers where PyTorch's signature takes only Tensors: its parser's refusal ("argument 'other' (position 2) must be

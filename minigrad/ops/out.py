@@ -30,7 +30,8 @@ OUT_FUNCTIONS = """add sub subtract mul multiply div divide true_divide floor_di
     acosh asinh atanh angle sgn signbit sinc deg2rad rad2deg fix i0 isneginf isposinf bitwise_not conj_physical logit
     copysign float_power gcd heaviside hypot igamma igammac lcm ldexp logaddexp logaddexp2 nextafter xlogy
     bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift greater greater_equal less less_equal
-    not_equal complex polar polygamma mvlgamma inverse cholesky cholesky_inverse
+    not_equal complex polar polygamma mvlgamma inverse cholesky cholesky_inverse arccos arccosh arcsin arcsinh arctan
+    arctan2 arctanh
     special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1 special.digamma special.entr special.erf
     special.erfc special.erfcx special.erfinv special.exp2 special.expit special.expm1 special.gammaln special.i0
     special.i0e special.i1 special.i1e special.log1p special.log_ndtr special.logit special.modified_bessel_i0
@@ -149,7 +150,9 @@ _OUT_GRAD_ONLY = {"conj_physical", "diag", "heaviside"}
 _NO_OVERLAP_CHECK = set("sum mean prod amax amin logsumexp std var argmax argmin norm max min sort topk mv dot matmul "
                         "mm bmm".split())
 # the name PyTorch's autograd refusal gives, where it is another function's
-_ATEN_NAME = {"absolute": "abs", "negative": "neg", "square": "pow", "outer": "mul", "norm": "linalg_vector_norm",
+_ATEN_NAME = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+              "arctan": "atan", "arctan2": "atan2", "arctanh": "atanh", "negative": "neg", "square": "pow",
+              "outer": "mul", "norm": "linalg_vector_norm",
               "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div", "clip": "clamp",
               "concat": "cat", "concatenate": "cat", "ger": "mul", "kron": "mul", "cross": "linalg_cross",
               "chain_matmul": "mm", "matrix_power": "matmul", "nanmean": "nansum", "msort": "sort", "diff": "sub",
