@@ -594,8 +594,24 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, l
     return full(tuple(input.shape), fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False):
-    """Values from start (inclusive) to end (exclusive); int64 unless a bound is a float."""
+_ARANGE_OVERLOADS = (
+    "Number end, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+    "None, bool pin_memory = False, bool requires_grad = False",
+    "Number start, Number end, *, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+    "bool pin_memory = False, bool requires_grad = False",
+    "Number start, Number end, Number step = 1, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout "
+    "= None, torch.device device = None, bool pin_memory = False, bool requires_grad = False")
+
+
+def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """Values from start (inclusive) to end (exclusive); int64 unless a bound is a float. `arange(end=n)` starts
+    at 0, as PyTorch's."""
+    if start is None:
+        if end is None:  # (PyTorch's parser: no bound at all, or keywords without one)
+            if step == 1 and dtype is None and device is None and not requires_grad:
+                raise TypeError(invalid_arguments("arange", (), _ARANGE_OVERLOADS))
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
+        start = 0
     dtype = dtype_argument(dtype, "arange", (start,) if end is None else (start, end) if step == 1 else (start, end, step))
     if end is None:
         start, end = 0, start

@@ -72,7 +72,24 @@ def test_renamed_keyword_given_twice_is_refused():
 
 
 def test_set_default_device_by_keyword():
-    torch.set_default_device(device="cpu")
-    minigrad.set_default_device(device="cpu")
-    assert str(minigrad.get_default_device()) == str(torch.get_default_device())
-    minigrad.set_default_device(None)
+    try:
+        torch.set_default_device(device="cpu")
+        minigrad.set_default_device(device="cpu")
+        assert str(minigrad.get_default_device()) == str(torch.get_default_device())
+    finally:  # (torch's default-device mode would stay on for the worker's later tests: their warnings' origins)
+        torch.set_default_device(None)
+        minigrad.set_default_device(None)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"step": 2}, {"dtype": "float32"}])
+def test_arange_without_a_bound_is_refused_as_torch(kwargs):
+    """`end=` alone starts at 0; no bound at all is PyTorch's parser's TypeError, in its words."""
+    def run(lib):
+        kw = {k: getattr(lib, v) if k == "dtype" else v for k, v in kwargs.items()}
+        try:
+            lib.arange(**kw)
+        except TypeError as e:
+            return str(e)
+        return "no error"
+
+    assert run(minigrad) == run(torch)
