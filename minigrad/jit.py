@@ -10,7 +10,9 @@ through `minigrad.save(model.state_dict(), path)`).
     def gelu(x):
         return 0.5 * x * (1.0 + minigrad.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
 """
+import sys
 import typing
+import warnings
 
 Final = typing.Final  # TorchScript's annotation of a constant attribute: Python's own
 
@@ -27,8 +29,20 @@ class ScriptFunction:
 RecursiveScriptModule = TopLevelTracedModule = ScriptModule
 
 
+def _deprecated(name, instead="`minigrad.compile` or `minigrad.export`"):
+    """PyTorch's DeprecationWarning on its TorchScript entry points, in its words and from this file (hidden
+    by Python's default filters, as PyTorch's), so that scripts run with warnings as errors stop as on PyTorch."""
+    if sys.version_info >= (3, 14):
+        warnings.warn(f"`minigrad.jit.{name}` is not supported in Python 3.14+ and may break. "
+                      f"Please switch to {instead}.", DeprecationWarning, stacklevel=2)
+    else:
+        warnings.warn(f"`minigrad.jit.{name}` is deprecated. Please switch to {instead}.", DeprecationWarning,
+                      stacklevel=2)
+
+
 def script(obj=None, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """`obj` itself (a function, a module or a class), run as Python."""
+    _deprecated("script")
     return obj
 
 
@@ -36,11 +50,13 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
           strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None, example_kwarg_inputs=None,
           _store_inputs=True):
     """`func` itself, run as Python at each call (it is not run on `example_inputs`)."""
+    _deprecated("trace")
     return func
 
 
 def trace_module(mod, inputs, *args, **kwargs):
     """`mod` itself, run as Python."""
+    _deprecated("trace_method")
     return mod
 
 
@@ -118,11 +134,13 @@ def wait(future):
 
 
 def save(m, f, _extra_files=None):
+    _deprecated("save", "`minigrad.export`")
     raise NotImplementedError("minigrad.jit.save: minigrad has no TorchScript archive; save the weights with "
                               "minigrad.save(model.state_dict(), path)")
 
 
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
+    _deprecated("load", "`minigrad.export`")
     raise NotImplementedError("minigrad.jit.load: minigrad cannot read a TorchScript archive; load a state_dict "
                               "saved with torch.save(model.state_dict(), path) through minigrad.load")
 
@@ -151,6 +169,7 @@ def script_if_tracing(fn):
 
 
 def script_method(fn):
+    _deprecated("script_method")
     return fn
 
 

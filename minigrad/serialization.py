@@ -29,6 +29,7 @@ import io
 import os
 import pickle
 import sys
+import types
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -163,6 +164,20 @@ class _Pickler(pickle._Pickler):
         self.memoize(g)
 
     dispatch[_Global] = write_global
+
+    def save_global(self, obj, name=None):
+        try:
+            super().save_global(obj, name)
+        except pickle.PicklingError:
+            # a global Python cannot find again (a class defined in a function): PyTorch pickles with the C
+            # pickler, whose refusal (type and words) is the one to give
+            try:
+                pickle.dumps(obj, self.proto)
+            except Exception as e:  # noqa: BLE001 (re-raised as it is)
+                raise e from None
+            raise
+
+    dispatch[types.FunctionType] = save_global
     # (through save, so a dtype named twice is written once and then fetched from the memo)
     dispatch[dtypes.dtype] = dispatch[dtypes._NoArrayDtype] = lambda self, d: self.save(_Global("torch", d.name))
 

@@ -53,20 +53,20 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = tuple(int(s) for s in size)
+    given, size = size, tuple(int(s) for s in size)  # (the texts show the size as given, as PyTorch's)
     if len(size) == 4:
         if theta.ndim != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
-                             f"Got {tuple(theta.shape)}.")
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {given}. "
+                             f"Got {theta.size()}.")
     elif len(size) == 5:
         if theta.ndim != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
-                             f"Got {tuple(theta.shape)}.")
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {given}. "
+                             f"Got {theta.size()}.")
         raise NotImplementedError("affine_grid: 5-D sizes (3-D affine grids) are not supported by minigrad; "
                                   "only 4-D sizes (N, C, H, W)")
     else:
         raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-                                  f"respectively. Got size {size}.")
+                                  f"respectively. Got size {given}.")
     spatial = size[-2:]
     if align_corners and min(spatial) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
