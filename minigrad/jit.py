@@ -29,9 +29,10 @@ class ScriptFunction:
 RecursiveScriptModule = TopLevelTracedModule = ScriptModule
 
 
-def _deprecated(name, instead="`minigrad.compile` or `minigrad.export`"):
+def _deprecated(name, instead="`minigrad.compile`"):
     """PyTorch's DeprecationWarning on its TorchScript entry points, in its words and from this file (hidden
-    by Python's default filters, as PyTorch's), so that scripts run with warnings as errors stop as on PyTorch."""
+    by Python's default filters, as PyTorch's), so that scripts run with warnings as errors stop as on PyTorch;
+    what to switch to names minigrad's own (it has no `export`)."""
     if sys.version_info >= (3, 14):
         warnings.warn(f"`minigrad.jit.{name}` is not supported in Python 3.14+ and may break. "
                       f"Please switch to {instead}.", DeprecationWarning, stacklevel=2)
@@ -134,13 +135,13 @@ def wait(future):
 
 
 def save(m, f, _extra_files=None):
-    _deprecated("save", "`minigrad.export`")
+    _deprecated("save", "`minigrad.save(model.state_dict(), path)`")
     raise NotImplementedError("minigrad.jit.save: minigrad has no TorchScript archive; save the weights with "
                               "minigrad.save(model.state_dict(), path)")
 
 
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
-    _deprecated("load", "`minigrad.export`")
+    _deprecated("load", "`minigrad.load` of a saved state_dict")
     raise NotImplementedError("minigrad.jit.load: minigrad cannot read a TorchScript archive; load a state_dict "
                               "saved with torch.save(model.state_dict(), path) through minigrad.load")
 
