@@ -555,6 +555,8 @@ def ldexp(input, other):  # input * 2**other
     else:
         scale = other.array.dtype if other.array.dtype.kind == "f" else default_float.np
         dtype = result_type(input, Tensor._wrap(np.zeros((0,) * other.array.ndim, scale)))
+        if other.array.ndim == 0 and scale.kind == "f":  # (PyTorch takes a 0-d exponent's 2^other in the result's dtype)
+            scale = dtype
     out = elementwise.apply_binary(fused.Ldexp, input, other, np.dtype(scale), np.dtype(dtype))
     return keep_absent_edges(out, (input, other if other.array.dtype.kind == "f" else None), (1,))
 

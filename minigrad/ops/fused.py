@@ -280,6 +280,15 @@ class Fmin(Fmax):
     pick = staticmethod(lambda xp, a, b: xp.isnan(b) | (a <= b))
 
 
+def _exp2_in(e, dtype):
+    """2^e in `dtype`: a float32 one rounded once from float64, as the C library's powf that PyTorch's kernel
+    calls (numpy's float32 power is an ulp off at times: 2^0.9999999)."""
+    xp = array_module(e)
+    if dtype == np.float32:
+        return xp.power(2.0, e.astype(np.float64)).astype(np.float32)
+    return xp.power(dtype.type(2.0), e.astype(dtype, copy=False))
+
+
 class Ldexp(Function):
     node_name = "LdexpBackward0"
 
@@ -287,14 +296,17 @@ class Ldexp(Function):
     def forward(ctx, a, e, scale_dtype, dtype):  # a 2^e, 2^e in scale_dtype, the product in dtype
         ctx.save(self=a, other=e)
         ctx.dtypes = scale_dtype, dtype
-        p = array_module(a.array).power(scale_dtype.type(2.0), e.array.astype(scale_dtype, copy=False))
+        p = _quiet(_exp2_in, e.array, scale_dtype)
         return _quiet(np.multiply, a.array.astype(dtype, copy=False), p.astype(dtype, copy=False))
 
     @staticmethod
     def backward(ctx, g):  # d = 2^e da + a 2^e ln 2 de
         a, e = ctx.saved_tensors
         scale_dtype, _ = ctx.dtypes
-        p = elementwise.pow(2.0, cast(e, scale_dtype))
+        if e.array.dtype.kind == "f":  # (the formula's 2^other in other's own dtype, a 0-d one too)
+            scale_dtype = e.array.dtype
+        wide = np.dtype(np.float64) if scale_dtype == np.float32 else scale_dtype  # (rounded once, as forward)
+        p = cast(elementwise.pow(2.0, cast(e, wide)), scale_dtype)
         a_shape, e_shape = ctx._shapes
         need = ctx.needs_input_grad
         return (cast(sum_to(g * p, a_shape), a.array.dtype) if need[0] else None,

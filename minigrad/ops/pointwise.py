@@ -323,8 +323,8 @@ class Atan2(Function):
     @staticmethod
     def backward(ctx, g):  # d atan2(a, b) = (b da - a db) / (a^2 + b^2)
         # PyTorch's atan2_backward works on the operands as they came: each squared in its own dtype (a
-        # float32 square underflows to 0 beside a float64 operand), 1 / 0 taken as 0 (atan2(0, 0)'s gradient),
-        # and a bool `self` negated for the other's gradient, which refuses.
+        # float32 square underflows to 0 beside a float64 operand), 1 / 0 taken as 0 (atan2(0, 0)'s gradient; a
+        # subnormal sum's inf reciprocal stays), and a bool `self` negated for the other's gradient, which refuses.
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
         da, db = ctx.dtypes
@@ -336,8 +336,8 @@ class Atan2(Function):
             a2 = cast(cast(a2, da), a2.array.dtype)
         if db is not None and db.kind == "f" and db.itemsize < b2.array.dtype.itemsize:
             b2 = cast(cast(b2, db), b2.array.dtype)
-        recip = 1.0 / (a2 + b2)
-        recip = where(recip.isinf(), 0.0, recip)
+        d = a2 + b2
+        recip = where(d == 0, 0.0, 1.0 / d)
         return (sum_to(g * b * recip, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g * -a * recip, b_shape) if ctx.needs_input_grad[1] else None, None)
 

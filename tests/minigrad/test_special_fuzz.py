@@ -284,8 +284,12 @@ def _igamma_asymptotic(args):
 
 
 def _signed_zero_tie(args):
+    # (an integer or bool operand's 0 promotes to +0.0 beside a float one, and meets the same two loops)
     a, b = np.broadcast_arrays(*args)
-    return a.dtype.kind == b.dtype.kind == "f" and bool(((a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))).any())
+    if "f" not in (a.dtype.kind, b.dtype.kind):
+        return False
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    return bool(((a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))).any())
 
 
 def _float32_inexact_exponent(args, kw):
@@ -311,7 +315,8 @@ _SIGNED_ZERO_TIE = ("PyTorch's maximum and minimum of 0.0 and -0.0 give the firs
 _FLOAT32_EXPONENT = ("PyTorch's float32 x ** e takes pow(double(x), e) in its scalar loop (small tensors, a vector's tail) "
                      "and powf(x, float(e)) in its vector loop: with e = 1/3 the two differ by ~|log x| 1e-8 relative; "
                      "minigrad takes the exponent in float32 everywhere, as the vector loop")
-KNOWN = [(n, _signed_zero_tie, _SIGNED_ZERO_TIE, ([np.array(0.0), np.array(-0.0)], {})) for n in ("maximum", "minimum")]
+KNOWN = [(n, _signed_zero_tie, _SIGNED_ZERO_TIE, (args, {})) for n in ("maximum", "minimum")
+         for args in ([np.array(0.0), np.array(-0.0)], [np.array([0]), np.array([-0.0])])]
 KNOWN += [("pow_scalar", _float32_inexact_exponent, _FLOAT32_EXPONENT,
            ([np.array([3e38], dtype=np.float32)], {"e": 1 / 3}))]
 KNOWN += [(n, _igamc_series_tiny_a, _IGAMC_TINY_A, ([np.array([1e-300, 1e-10]), np.array([1.0, 0.3])], {}))
