@@ -727,6 +727,8 @@ def copy_(self, src):
         from ..device import to_device
 
         s = to_device(src.array, self.device)
+        if type(a) is np.ndarray and not isinstance(s, (np.ndarray, np.generic)):
+            s = np.asarray(s)  # (another library's array, as load_state_dict hands over a torch state_dict's values)
         if s.dtype.kind == "c" and a.dtype.kind not in "cb":  # (PyTorch's warning, not numpy's ComplexWarning)
             warn_complex_to_real(stacklevel=5)
             s = s.real

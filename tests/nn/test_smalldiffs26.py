@@ -174,3 +174,15 @@ def test_linear_nodes_values_and_gradients_as_torch(shape, with_bias):
     for a, b in zip([got[minigrad][2]] + got[minigrad][3], [got[torch][2]] + got[torch][3]):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
+
+
+def test_load_state_dict_takes_torchs_state_dict_as_it_is():
+    """A torch state_dict's tensors load into a minigrad model directly (copy_ reads their arrays): real and
+    complex-free, float32 and float64."""
+    for dtype in ("float32", "float64"):
+        t = torch.nn.GRU(3, 4, dtype=getattr(torch, dtype))
+        m = minigrad.nn.GRU(3, 4, dtype=getattr(minigrad, dtype))
+        m.load_state_dict(t.state_dict())
+        for (name, p), (tname, tp) in zip(m.named_parameters(), t.named_parameters()):
+            assert name == tname
+            np.testing.assert_array_equal(p.detach().numpy(), tp.detach().numpy())
