@@ -15,6 +15,8 @@ context manager, which stays the fallback where that private name is gone.
     finally:
         restore(token)
 """
+import functools
+
 import numpy as np
 
 try:
@@ -25,12 +27,9 @@ except ImportError:  # (another numpy: its public context manager, entered and l
 if _state is not None:
     with np.errstate(all="ignore"):
         _QUIET = _state.get()  # numpy's state object for "ignore all"
-    _set = _state.set
-
-    def quiet():
-        """Enter numpy's ignore-all state; returns the token that `restore` takes."""
-        return _set(_QUIET)
-
+    # quiet(): enter numpy's ignore-all state, returning the token that `restore` takes (a partial of the
+    # ContextVar's own set: no Python frame per op)
+    quiet = functools.partial(_state.set, _QUIET)
     restore = _state.reset
 else:
     def quiet():

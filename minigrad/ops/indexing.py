@@ -687,8 +687,6 @@ def getitem(self, index):
     if type(index) is tuple and list in map(type, index) and _slices_and_int_list(index):  # `logits[:, [-1]]`: as the general path converts it
         xp = array_module(self.array)
         return Index.apply(self, tuple([xp.asarray(i) if type(i) is list else i for i in index]), True)
-    if type(index) is tuple and (idx := _slices_and_id_arrays(index, self.array.ndim)) is not None:
-        return Index.apply(self, idx, True)  # `x[:, cols]`, `x[rows, 1:5]`: as the general path converts it
     if type(index) is Tensor and (not recording.recorders_made or recording.hook.recorder is None):
         # (a capture keeps the general path below)
         index = as_int(index, self.array)
@@ -709,6 +707,8 @@ def getitem(self, index):
             return _view_of(self, a[index])
         elif type(index) is tuple and _ints_in_range(index, a.shape):  # `Xb[k, j]`, `x[:, t]`
             return _view_of(self, a[index + (Ellipsis,)])  # (the Ellipsis: a 0-d view where numpy gives a scalar)
+    if type(index) is tuple and (idx := _slices_and_id_arrays(index, self.array.ndim)) is not None:
+        return Index.apply(self, idx, True)  # `x[:, cols]`, `x[rows, 1:5]`: as the general path converts it
     shape = self.array.shape
     steps = _slice_steps(index, shape)
     if steps is not None:  # `x[:T]`, `y[:, -1:]`: plain slices, that the conversion below would take as they are

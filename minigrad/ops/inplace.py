@@ -469,9 +469,16 @@ def setitem(self, index, value):
             and a.ndim and -a.shape[0] <= index < a.shape[0] and a.flags.writeable \
             and not (state.grad_enabled and (self._requires_grad or value._requires_grad)):
         # `dC[ix] += demb[k, j]` (its write back) with nothing to record: apply_inplace's raw write, checked here
-        if may_overlap(a, value.array):
-            _refuse_shared_copy(self, a[index], value.array)
-        put_values(a, index, value.array)
+        v = value.array
+        if may_overlap(a, v):
+            row = a[index]
+            if a.ndim > 1 and v.shape == row.shape and v.strides == row.strides:
+                first = (slice(0, 1),) * row.ndim
+                if np.may_share_memory(row[first], v[first]):  # the very elements (the += write back): written
+                    self._version_counter[0] += 1
+                    return
+            _refuse_shared_copy(self, row, v)
+        put_values(a, index, v)
         self._version_counter[0] += 1
         return
     if not a.ndim and (type(index) is int or type(index) is slice):

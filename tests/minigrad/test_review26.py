@@ -75,3 +75,21 @@ def test_reentrant_checkpoint_in_another_thread_during_autograd_grad():
     (gy,) = mg.autograd.grad(RunsTheOtherThread.apply(y).sum(), y)
     assert gy.tolist() == [2.0]
     assert results == [[2.0, 4.0]]
+
+
+def test_row_written_back_onto_itself_as_torch():
+    """`dC[ix] += g` (the write back of the very row) bumps the version once more and changes nothing else;
+    another row of the same tensor is copied; as PyTorch."""
+    torch = pytest.importorskip("torch")
+    import minigrad as mg
+
+    out = []
+    for lib in (torch, mg):
+        with lib.no_grad():
+            d = lib.zeros(4, 3)
+            ix = lib.tensor(2)
+            v0 = d._version
+            d[ix] += lib.tensor([1.0, 2.0, 3.0])
+            d[1] = d[2]
+            out.append((d.tolist(), d._version - v0))
+    assert out[0] == out[1]
