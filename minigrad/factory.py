@@ -14,7 +14,7 @@ from .autograd import recording
 from .backends.flags import _deterministic
 from .device import module_for, to_device
 from .ops.conversion import warn_complex_to_real
-from .tensor import Tensor, _requiring_grad, dtype_argument, int_argument, invalid_arguments, type_name
+from .tensor import Tensor, _requiring_grad, dtype_argument, int_argument, invalid_arguments, placement_argument, type_name
 
 
 def _size_keyword(fn):
@@ -196,8 +196,10 @@ _COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use so
                    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False):
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
+    if pin_memory is not False:
+        placement_argument("tensor", None, pin_memory)
     dtype = dtype_argument(dtype, "tensor")
     if type(requires_grad) is not builtins.bool:
         _grad_flag(requires_grad, "tensor")
@@ -491,25 +493,33 @@ def _fresh(fill, size, dtype, requires_grad, xp=np):
 
 
 @_size_keyword
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def zeros(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """A tensor of zeros of shape `size`."""
+    if (layout is not None or pin_memory is not False) and placement_argument("zeros", layout, pin_memory, None):
+        return _sparse_zeros(size, dtype, device, requires_grad, layout)
     return _filled(0, size, dtype_argument(dtype, "zeros"), device, requires_grad, "zeros")
 
 
 @_size_keyword
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """A tensor of ones of shape `size`."""
+    if (layout is not None or pin_memory is not False) and placement_argument("ones", layout, pin_memory, "full"):
+        return _sparse_zeros(size, dtype, device, requires_grad, layout)
     return _filled(1, size, dtype_argument(dtype, "ones"), device, requires_grad, "ones")
 
 
 @_size_keyword
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """An uninitialised tensor of shape `size`."""
+    if (layout is not None or pin_memory is not False) and placement_argument("empty", layout, pin_memory, None):
+        return _sparse_zeros(size, dtype, device, requires_grad, layout)
     return _filled("empty", size, dtype_argument(dtype, "empty"), device, requires_grad, "empty")
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """A tensor of shape `size` filled with `fill_value` (dtype inferred from it, as PyTorch does)."""
+    if layout is not None or pin_memory is not False:
+        placement_argument("full", layout, pin_memory, "full")
     dtype = dtype_argument(dtype, "full")
     if isinstance(fill_value, (builtins.complex, np.complexfloating)):
         fill_value = _complex_fill(fill_value, dtype)
@@ -528,6 +538,12 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
 
         fill_value = checked_scalar(fill_value, _dt(dtype))
     return _filled(fill_value, (tuple(size),), dtype, device, requires_grad, "full")
+
+
+def _sparse_zeros(size, dtype, device, requires_grad, layout):
+    """zeros/empty with a sparse layout: PyTorch's all-zero sparse tensor (no stored values)."""
+    out = zeros(*size, dtype=dtype, device=device).to_sparse(layout=layout)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 # the C++ types PyTorch's text names where a complex fill does not fit a real dtype
@@ -568,7 +584,10 @@ def _own_array(input, dtype, device):
     return None
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+def zeros_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None,
+               pin_memory=False):
+    if (layout is not None or pin_memory is not False) and placement_argument("zeros_like", layout, pin_memory, None):
+        return _sparse_zeros((tuple(input.shape),), dtype or input.dtype, device, requires_grad, layout)
     a = _own_array(input, dtype, device)
     if a is not None:
         return _make(np.zeros(a.shape, dtype=a.dtype), requires_grad)
@@ -576,7 +595,10 @@ def zeros_like(input, dtype=None, device=None, requires_grad=False, layout=None,
     return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+def ones_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None,
+              pin_memory=False):
+    if (layout is not None or pin_memory is not False) and placement_argument("ones_like", layout, pin_memory, "empty_strided"):
+        return _sparse_zeros((tuple(input.shape),), dtype or input.dtype, device, requires_grad, layout)
     a = _own_array(input, dtype, device)
     if a is not None:
         return _make(np.ones(a.shape, dtype=a.dtype), requires_grad)
@@ -584,12 +606,18 @@ def ones_like(input, dtype=None, device=None, requires_grad=False, layout=None, 
     return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def empty_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+def empty_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None,
+               pin_memory=False):
+    if (layout is not None or pin_memory is not False) and placement_argument("empty_like", layout, pin_memory, "empty_strided"):
+        return _sparse_zeros((tuple(input.shape),), dtype or input.dtype, device, requires_grad, layout)
     dt, dev = _like(input, dtype, device, "empty_like")
     return empty(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None,
+              pin_memory=False):
+    if (layout is not None or pin_memory is not False) and placement_argument("full_like", layout, pin_memory, "empty_strided"):
+        return _sparse_zeros((tuple(input.shape),), dtype or input.dtype, device, requires_grad, layout)
     dt, dev = _like(input, dtype, device, "full_like")
     return full(tuple(input.shape), fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
@@ -603,9 +631,11 @@ _ARANGE_OVERLOADS = (
     "= None, torch.device device = None, bool pin_memory = False, bool requires_grad = False")
 
 
-def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=False):
+def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Values from start (inclusive) to end (exclusive); int64 unless a bound is a float. `arange(end=n)` starts
     at 0, as PyTorch's."""
+    if layout is not None or pin_memory is not False:
+        placement_argument("arange", layout, pin_memory, "arange.start_out")
     if start is None:
         if end is None:  # (PyTorch's parser: no bound at all, or keywords without one)
             if step == 1 and dtype is None and device is None and not requires_grad:
@@ -665,8 +695,10 @@ def _made_in_capture(device):
     return recording.hook.recorder is not None and module_for(device) is np
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """`steps` evenly spaced values from start to end (an integer dtype truncates, as PyTorch)."""
+    if layout is not None or pin_memory is not False:
+        placement_argument("linspace", layout, pin_memory, "linspace.out")
     dtype = dtype_argument(dtype, "linspace", (start, end, steps))
     if _made_in_capture(device):
         return recording.hook.recorder.on_call(_linspace, start, end, steps, _dt(dtype), None, requires_grad)
@@ -741,13 +773,15 @@ def _float_ramp(start, end, steps, dt):
         return (mul * k + add).astype(dt)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """`steps` values base**e, the exponents e evenly spaced from start to end (an integer dtype truncates).
 
     As PyTorch: the exponents are stepped in double from both ends toward the middle (start + step*i
     for the first half, end - step*(steps-1-i) for the rest); each power is the C library's pow in
     double, then rounded (or truncated) to the dtype (PyTorch's float32 values for endpoints that are
     not integers may differ in the last place)."""
+    if layout is not None or pin_memory is not False:
+        placement_argument("logspace", layout, pin_memory, "logspace.out")
     dtype = dtype_argument(dtype, "logspace", (start, end, steps) if base == 10.0 else (start, end, steps, base))
     if _made_in_capture(device):
         return recording.hook.recorder.on_call(_logspace, start, end, steps, base, _dt(dtype), None, requires_grad)
@@ -838,7 +872,9 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
     return _window("kaiser_window", shape, window_length, periodic, dtype, device, requires_grad)
 
 
-def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    if layout is not None or pin_memory is not False:
+        placement_argument("eye", layout, pin_memory, "eye.m_out")
     if not isinstance(n, (builtins.int, np.integer, Tensor)) or isinstance(n, builtins.bool):
         raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {type_name(n)}")
     for name, v in (("n", n), ("m", m)):
@@ -864,8 +900,10 @@ def _drawn(draw, generator, *args):
 
 
 @_size_keyword
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, layout=None, pin_memory=False):
     """Samples of N(0, 1) from the seeded default generator."""
+    if layout is not None or pin_memory is not False:
+        placement_argument("randn", layout, pin_memory, "normal_")
     return _drawn(_randn, generator, _size(size, "randn"), dtype_argument(dtype, "randn", size), device, requires_grad)
 
 
@@ -875,8 +913,10 @@ def _randn(size, dtype, device, requires_grad, generator):
 
 
 @_size_keyword
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, layout=None, pin_memory=False):
     """Samples of U[0, 1) from the seeded default generator."""
+    if layout is not None or pin_memory is not False:
+        placement_argument("rand", layout, pin_memory, "uniform_")
     return _drawn(_rand, generator, _size(size, "rand"), dtype_argument(dtype, "rand", size), device, requires_grad)
 
 
@@ -924,9 +964,14 @@ def _randint(low, high, size, dtype, device, generator):
     return Tensor._wrap(random.integers(rng, low, high, size).astype(_dt(dtype, dtypes.int64), copy=False))  # (int64: no copy)
 
 
-def randperm(n, dtype=None, device=None, generator=None):
+def randperm(n, dtype=None, device=None, generator=None, layout=None, pin_memory=False, requires_grad=False):
     n = int_argument(n, "randperm", "'n' (position 1)")
-    return _drawn(_randperm, generator, n, dtype_argument(dtype, "randperm", (n,)), device)
+    if layout is not None or pin_memory is not False:
+        placement_argument("randperm", layout, pin_memory, "randperm.generator_out")
+    out = _drawn(_randperm, generator, n, dtype_argument(dtype, "randperm", (n,)), device)
+    if requires_grad and not out.is_floating_point():  # (the factory's text, not requires_grad_'s)
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def _randperm(n, dtype, device, generator):
@@ -936,14 +981,20 @@ def _randperm(n, dtype, device, generator):
     return Tensor._wrap(rng.permutation(n).astype(_dt(dtype, dtypes.int64)))
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+def randn_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None,
+               pin_memory=False, generator=None):
+    if (layout is not None or pin_memory is not False) and placement_argument("randn_like", layout, pin_memory, "empty_strided"):
+        return _sparse_zeros((tuple(input.shape),), dtype or input.dtype, device, requires_grad, layout)
     dt, dev = _like(input, dtype, device, "randn_like", (input,))
-    return randn(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return randn(input.shape, dtype=dt, device=dev, requires_grad=requires_grad, generator=generator)
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+def rand_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None,
+              pin_memory=False, generator=None):
+    if (layout is not None or pin_memory is not False) and placement_argument("rand_like", layout, pin_memory, "empty_strided"):
+        return _sparse_zeros((tuple(input.shape),), dtype or input.dtype, device, requires_grad, layout)
     dt, dev = _like(input, dtype, device, "rand_like", (input,))
-    return rand(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return rand(input.shape, dtype=dt, device=dev, requires_grad=requires_grad, generator=generator)
 
 
 def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False, layout=None,

@@ -344,9 +344,11 @@ class SparseTensor:
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
-                      check_invariants=None, is_coalesced=None):
+                      check_invariants=None, is_coalesced=None, pin_memory=False):
     """A COO sparse tensor of `values` at `indices` (sparse_dim x nnz); `size` defaults to the smallest
     that holds them. Its values keep their autograd history: gradients reach them through its ops."""
+    if pin_memory:  # (PyTorch's text here: pinning looks for an accelerator first)
+        raise RuntimeError("Cannot access accelerator device when none is available.")
     indices = indices if isinstance(indices, Tensor) else tensor(indices)
     values = values if isinstance(values, Tensor) else tensor(values)
     if indices.dtype != dtypes.int64:  # (PyTorch takes any number dtype and converts)

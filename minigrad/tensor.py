@@ -289,7 +289,9 @@ class Tensor:
     def element_size(self):
         return self.array.itemsize
 
-    def is_contiguous(self):
+    def is_contiguous(self, memory_format=None):
+        if memory_format is not None and memory_format_argument(self, "is_contiguous", memory_format, False):
+            return channels_last_contiguous(self, memory_format)
         return bool(self.array.flags.c_contiguous)
 
     def stride(self, dim=None):
@@ -659,17 +661,17 @@ class Tensor:
             copy = flags[1]
         return to_copy(self, dtype=dtype_argument(dtype, "to", args), device=device, copy=copy)
 
-    def cpu(self):
-        return self.to("cpu")
+    def cpu(self, memory_format=None):
+        return self.to("cpu") if memory_format is None else self._formatted(None, memory_format, "cpu")
 
     def cuda(self):
         return self.to("cuda")
 
-    def cfloat(self):
-        return self.to(dtypes.complex64)
+    def cfloat(self, memory_format=None):
+        return self.to(dtypes.complex64) if memory_format is None else self._formatted(dtypes.complex64, memory_format, "cfloat")
 
-    def cdouble(self):
-        return self.to(dtypes.complex128)
+    def cdouble(self, memory_format=None):
+        return self.to(dtypes.complex128) if memory_format is None else self._formatted(dtypes.complex128, memory_format, "cdouble")
 
     def _cast(self, dtype):
         """`self.to(dtype)` for a real `dtype`. Already that dtype, the usual: self, as `to` returns. A real CPU
@@ -688,23 +690,32 @@ class Tensor:
             return Tensor._output(a.astype(dtype.np), None)
         return self.to(dtype)
 
-    def float(self):
-        return self._cast(dtypes.float32)
+    def float(self, memory_format=None):
+        return self._cast(dtypes.float32) if memory_format is None else self._formatted(dtypes.float32, memory_format, "float")
 
-    def double(self):
-        return self._cast(dtypes.float64)
+    def double(self, memory_format=None):
+        return self._cast(dtypes.float64) if memory_format is None else self._formatted(dtypes.float64, memory_format, "double")
 
-    def long(self):
-        return self._cast(dtypes.int64)
+    def long(self, memory_format=None):
+        return self._cast(dtypes.int64) if memory_format is None else self._formatted(dtypes.int64, memory_format, "long")
 
-    def int(self):
-        return self._cast(dtypes.int32)
+    def int(self, memory_format=None):
+        return self._cast(dtypes.int32) if memory_format is None else self._formatted(dtypes.int32, memory_format, "int")
 
-    def bool(self):
-        return self._cast(dtypes.bool_)
+    def bool(self, memory_format=None):
+        return self._cast(dtypes.bool_) if memory_format is None else self._formatted(dtypes.bool_, memory_format, "bool")
 
-    def half(self):
-        return self.to(dtypes.float16)
+    def half(self, memory_format=None):
+        return self.to(dtypes.float16) if memory_format is None else self._formatted(dtypes.float16, memory_format, "half")
+
+    def _formatted(self, dtype, memory_format, name):
+        """A cast given `memory_format=`: channels_last gives a copy whose channel dimension is innermost in
+        memory (PyTorch's strides), unless it is already so."""
+        fmt = memory_format_argument(self, name, memory_format)
+        out = self if dtype is None else self.to(dtype)
+        if fmt is None or channels_last_contiguous(out, fmt):
+            return out
+        return out.movedim(1, -1).contiguous().movedim(-1, 1)
 
     def bfloat16(self):  # (minigrad has no bfloat16 arrays: the dtype's clear error)
         return self.to(dtypes.bfloat16)
@@ -1124,3 +1135,66 @@ def _grad_of(t):  # (... and for reading `t.grad` that the call did not make: th
 _ALIASED = [name for name in Tensor.__slots__ if name != "__weakref__"]
 _PICKLED = ("array", "requires_grad", "_grad", "_output_nr", "_version_counter", "_hooks",
             "_post_accumulate_grad_hooks", "_retains_grad")  # (not the grad accumulator: a weak reference)
+
+
+_NO_PINNED_MEMORY = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is "
+                     "available on this system.")
+
+
+def placement_argument(name, layout, pin_memory, kernel=None):
+    """A factory's `layout=` and `pin_memory=` as PyTorch checks them: memory here is dense (strided) and
+    never pinned (no accelerator to pin it for). True where a sparse layout asks for a tensor the factory
+    builds (kernel None: zeros, empty); else False, or PyTorch's refusal naming `kernel`, the op its
+    sparse backend lacks ("full": the fill factories' own text)."""
+    from . import layout as layout_type, sparse_coo, strided
+
+    if pin_memory is not None and type(pin_memory) is not builtins_bool:
+        raise TypeError(f"{name}(): argument 'pin_memory' must be bool, not {type_name(pin_memory)}")
+    if pin_memory:
+        raise RuntimeError(_NO_PINNED_MEMORY)
+    if layout is None or layout is strided:
+        return False
+    if not isinstance(layout, layout_type):
+        raise TypeError(f"{name}(): argument 'layout' must be torch.layout, not {type_name(layout)}")
+    if kernel is None:
+        return True
+    if kernel == "full":
+        raise RuntimeError("full(...) is not implemented for sparse layout")
+    if layout is sparse_coo:
+        raise NotImplementedError(
+            f"Could not run 'aten::{kernel}' with arguments from the 'SparseCPU' backend. This could be because the "
+            "operator doesn't exist for this backend, or was omitted during the selective/custom build process "
+            "(if using custom build).")
+    raise NotImplementedError(f"{name}(): layout={layout!r} is not supported by minigrad (strided or sparse_coo only)")
+
+
+def memory_format_argument(t, name, memory_format, check_rank=True):
+    """A cast's `memory_format=`: preserve_format and contiguous_format are minigrad's one row-major layout;
+    channels_last(_3d) asks for the channel dimension innermost, refused (PyTorch's text) below rank 4 (5)."""
+    from . import channels_last, contiguous_format, memory_format as format_type, preserve_format
+
+    if memory_format is None or memory_format is preserve_format or memory_format is contiguous_format:
+        return None
+    if not isinstance(memory_format, format_type):
+        raise TypeError(f"{name}(): argument 'memory_format' must be torch.memory_format, not {type_name(memory_format)}")
+    rank = 4 if memory_format is channels_last else 5
+    if check_rank and t.array.ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
+    return memory_format
+
+
+def channels_last_contiguous(t, memory_format):
+    """PyTorch's test: strides dense in the order channels, then the spatial dims innermost-first, then batch
+    (a dimension of size 1 may have any stride)."""
+    from . import channels_last
+
+    order = (1, 3, 2, 0) if memory_format is channels_last else (1, 4, 3, 2, 0)
+    if t.dim() != len(order):
+        return False
+    expected, shape, strides = 1, t.shape, t.stride()
+    for d in order:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True

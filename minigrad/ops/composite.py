@@ -14,7 +14,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from .. import dtypes as _dtypes
 from ..dtypes import cpp_name, int32, int64
-from ..tensor import Tensor, dtype_argument, int_argument
+from ..tensor import Tensor, dtype_argument, int_argument, placement_argument
 from . import complex as complex_ops
 from . import elementwise, fused, matmul, movement, pointwise, reduction, scan, special_array
 from . import indexing as indexing_ops  # (meshgrid has an argument named indexing)
@@ -929,11 +929,15 @@ def meshgrid(*tensors, indexing=None):
     return tuple(out)
 
 
-def tril_indices(row, col, offset=0, dtype=None, device=None):
+def tril_indices(row, col, offset=0, dtype=None, device=None, layout=None, pin_memory=False):
+    if layout is not None or pin_memory is not False:
+        placement_argument("tril_indices", layout, pin_memory, "tril_indices")
     return _triangle_indices(np.tril_indices, row, col, offset, dtype, "tril_indices")
 
 
-def triu_indices(row, col, offset=0, dtype=None, device=None):
+def triu_indices(row, col, offset=0, dtype=None, device=None, layout=None, pin_memory=False):
+    if layout is not None or pin_memory is not False:
+        placement_argument("triu_indices", layout, pin_memory, "triu_indices")
     return _triangle_indices(np.triu_indices, row, col, offset, dtype, "triu_indices")
 
 

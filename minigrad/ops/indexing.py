@@ -1132,8 +1132,11 @@ def check_index_shape(op, input, dim, index, src=None):
     return d  # (the entries are checked by the op's forward: _along)
 
 
-def gather(input, dim, index, *, out=None):
+def gather(input, dim, index, *, sparse_grad=False, out=None):
     """out[i][j] = input[i][index[i][j]] (for dim=1), with the gradient scattered back."""
+    if sparse_grad:
+        raise NotImplementedError("gather(): sparse_grad=True (a sparse COO gradient for input) is not supported by "
+                                  "minigrad: use sparse_grad=False (a dense gradient)")
     if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
         return out_call(gather, "gather", (input, dim, index), {}, out)
     d = check_index_shape("gather", input, dim, index)

@@ -644,7 +644,9 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
     code = getattr(inspect.unwrap(fn), "__code__", None)
     takes = None if code is None or code.co_flags & inspect.CO_VARARGS else code.co_argcount - 1  # (self not counted)
 
-    def op(self, *args, **kwargs):
+    def op(self=None, *args, **kwargs):
+        if self is None:  # (the functional forms' name for it: `F.elu_(input=x)`)
+            self = kwargs.pop("input")
         if takes is not None and len(args) > takes:  # (PyTorch's words, not the out-of-place op's, which count self)
             raise TypeError(too_many_positional(name + "_", takes, len(args)))
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]

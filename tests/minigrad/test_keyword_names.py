@@ -93,3 +93,87 @@ def test_arange_without_a_bound_is_refused_as_torch(kwargs):
         return "no error"
 
     assert run(minigrad) == run(torch)
+
+
+_X = [[0.5, -1.0, 2.0], [1.5, -0.25, 0.75]]
+
+# factories' layout= / pin_memory=, in-place functionals' input=, casts' memory_format=: each call's result
+# (values, dtype, shape, layout) or error (type and text) must be torch's
+PLACEMENT_CASES = [
+    ("zeros pin_memory=True", lambda lib, t: lib.zeros(2, pin_memory=True)),
+    ("zeros pin_memory=False", lambda lib, t: lib.zeros(2, 3, pin_memory=False, layout=lib.strided)),
+    ("zeros pin_memory=1", lambda lib, t: lib.zeros(2, pin_memory=1)),
+    ("zeros layout=1", lambda lib, t: lib.zeros(2, layout=1)),
+    ("zeros sparse_coo", lambda lib, t: lib.zeros(2, 3, layout=lib.sparse_coo).to_dense()),
+    ("empty sparse_coo", lambda lib, t: lib.empty(2, layout=lib.sparse_coo).to_dense()),
+    ("ones sparse_coo", lambda lib, t: lib.ones(2, layout=lib.sparse_coo)),
+    ("full sparse_coo", lambda lib, t: lib.full((2,), 1.0, layout=lib.sparse_coo)),
+    ("rand sparse_coo", lambda lib, t: lib.rand(2, layout=lib.sparse_coo)),
+    ("randn pin_memory", lambda lib, t: lib.randn(2, pin_memory=True)),
+    ("eye sparse_coo", lambda lib, t: lib.eye(2, layout=lib.sparse_coo)),
+    ("eye strided", lambda lib, t: lib.eye(2, layout=lib.strided, pin_memory=False)),
+    ("linspace strided", lambda lib, t: lib.linspace(0, 1, 3, layout=lib.strided)),
+    ("logspace pin_memory", lambda lib, t: lib.logspace(0, 1, 3, pin_memory=True)),
+    ("arange sparse_coo", lambda lib, t: lib.arange(3, layout=lib.sparse_coo)),
+    ("randperm sparse_coo", lambda lib, t: lib.randperm(3, layout=lib.sparse_coo)),
+    ("randperm requires_grad int", lambda lib, t: lib.randperm(3, requires_grad=True)),
+    ("randperm requires_grad float", lambda lib, t: lib.randperm(3, dtype=lib.float32, requires_grad=True).requires_grad),
+    ("tril_indices sparse_coo", lambda lib, t: lib.tril_indices(3, 3, layout=lib.sparse_coo)),
+    ("triu_indices strided", lambda lib, t: lib.triu_indices(3, 3, layout=lib.strided)),
+    ("tensor pin_memory", lambda lib, t: lib.tensor([1.0], pin_memory=True)),
+    ("tensor pin_memory=False", lambda lib, t: lib.tensor([1.0], pin_memory=False)),
+    ("sparse_coo_tensor pin_memory", lambda lib, t: lib.sparse_coo_tensor([[0]], [1.0], (2,), pin_memory=True)),
+    ("zeros_like sparse_coo", lambda lib, t: lib.zeros_like(t(_X), layout=lib.sparse_coo).to_dense()),
+    ("ones_like sparse_coo", lambda lib, t: lib.ones_like(t(_X), layout=lib.sparse_coo)),
+    ("full_like pin_memory", lambda lib, t: lib.full_like(t(_X), 2.0, pin_memory=True)),
+    ("rand_like generator", lambda lib, t: lib.rand_like(t(_X), generator=lib.Generator().manual_seed(0)).shape),
+    ("randn_like generator", lambda lib, t: str(
+     lib.randn_like(t(_X), generator=lib.Generator().manual_seed(0)).dtype).split(".")[-1]),
+    ("gather sparse_grad=False", lambda lib, t: lib.gather(t(_X), 1, lib.tensor([[0], [2]]), sparse_grad=False)),
+    ("F.elu_ input", lambda lib, t: lib.nn.functional.elu_(input=t(_X))),
+    ("F.leaky_relu_ input", lambda lib, t: lib.nn.functional.leaky_relu_(input=t(_X), negative_slope=0.2)),
+    ("F.hardtanh_ input", lambda lib, t: lib.nn.functional.hardtanh_(input=t(_X))),
+    ("F.threshold_ input", lambda lib, t: lib.nn.functional.threshold_(input=t(_X), threshold=0.6, value=0.0)),
+    ("threshold_ input", lambda lib, t: lib.threshold_(input=t(_X), threshold=0.6, value=0.0)),
+    ("celu_ input", lambda lib, t: lib.celu_(input=t(_X))),
+    ("selu_ input", lambda lib, t: lib.selu_(input=t(_X))),
+    ("float channels_last rank 2", lambda lib, t: t(_X).float(memory_format=lib.channels_last)),
+    ("long channels_last_3d rank 2", lambda lib, t: t(_X).long(memory_format=lib.channels_last_3d)),
+    ("cpu channels_last rank 2", lambda lib, t: t(_X).cpu(memory_format=lib.channels_last)),
+    ("float memory_format=1", lambda lib, t: t(_X).float(memory_format=1)),
+    ("double preserve_format", lambda lib, t: t(_X).double(memory_format=lib.preserve_format)),
+    ("half contiguous_format", lambda lib, t: t(_X).half(memory_format=lib.contiguous_format)),
+    ("cfloat preserve_format", lambda lib, t: t(_X).cfloat(memory_format=lib.preserve_format)),
+    ("float channels_last strides", lambda lib, t: t(_X).reshape(1, 2, 1, 3).repeat(2, 1, 2, 1)
+     .float(memory_format=lib.channels_last).stride()),
+    ("bool channels_last rank 4", lambda lib, t: t(_X).reshape(1, 2, 3, 1).bool(memory_format=lib.channels_last)),
+    ("is_contiguous channels_last", lambda lib, t: [t(_X).reshape(1, 1, 2, 3).is_contiguous(memory_format=lib.channels_last),
+                                                    t(_X).reshape(1, 2, 1, 3).is_contiguous(memory_format=lib.channels_last),
+                                                    t(_X).reshape(1, 2, 3, 1).is_contiguous(memory_format=lib.channels_last),
+                                                    t(_X).is_contiguous(memory_format=lib.channels_last),
+                                                    t(_X).is_contiguous(memory_format=lib.preserve_format)]),
+]
+
+
+def _outcome(call, lib, make):
+    try:
+        return "ok", call(lib, make)
+    except Exception as e:  # (the error's type and text are what is compared)
+        return "error", (type(e).__name__, str(e).split(" If you are a Facebook")[0].split(" This could be")[0])
+
+
+@pytest.mark.parametrize("label, call", PLACEMENT_CASES, ids=[c[0] for c in PLACEMENT_CASES])
+def test_placement_and_format_keywords_as_torch(label, call):
+    kind, expected = _outcome(call, torch, lambda v: torch.tensor(v, dtype=torch.float64))
+    got_kind, got = _outcome(call, minigrad, lambda v: minigrad.tensor(v, dtype=minigrad.float64))
+    assert got_kind == kind, (got, expected)
+    if kind == "error":
+        assert got == expected
+    elif isinstance(expected, torch.Tensor):
+        assert tuple(got.shape) == tuple(expected.shape)
+        assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+        assert str(got.layout).split(".")[-1] == str(expected.layout).split(".")[-1]
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+    else:
+        assert (list(got) if isinstance(got, (tuple, list)) or hasattr(got, "__len__") else got) == \
+            (list(expected) if isinstance(expected, (tuple, list)) or hasattr(expected, "__len__") else expected)
