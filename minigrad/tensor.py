@@ -1184,17 +1184,7 @@ def memory_format_argument(t, name, memory_format, check_rank=True):
 
 
 def channels_last_contiguous(t, memory_format):
-    """PyTorch's test: strides dense in the order channels, then the spatial dims innermost-first, then batch
-    (a dimension of size 1 may have any stride)."""
-    from . import channels_last
+    """PyTorch's is_contiguous(memory_format=channels_last(_3d)): the one test ops/shape.py has for dim_order."""
+    from .ops.shape import is_contiguous_as
 
-    order = (1, 3, 2, 0) if memory_format is channels_last else (1, 4, 3, 2, 0)
-    if t.dim() != len(order):
-        return False
-    expected, shape, strides = 1, t.shape, t.stride()
-    for d in order:
-        if shape[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= shape[d]
-    return True
+    return is_contiguous_as(tuple(t.shape), t.stride(), memory_format.name)

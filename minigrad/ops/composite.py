@@ -629,7 +629,7 @@ def _sorted_stat(input, dim, keepdim, k_of_n, op, nans=None):
     n = x.array.shape[d]
     if dim is None and n == 0:
         raise IndexError("median() input tensor cannot be empty")
-    _refuse_empty_dim("median" if op == "nanmedian" else op, input, d)
+    reduction._nonempty_dims("median" if op == "nanmedian" else op, input, (d,))
     if nans and recording.hook.recorder is not None and x.array.dtype.kind == "f":
         # in a minigrad.compile capture: each lane's position from its NaN count, in an op (a replay counts
         # each call's NaNs; a count taken here would be frozen, and so would the choice of a path without NaNs)
@@ -645,11 +645,6 @@ def _sorted_stat(input, dim, keepdim, k_of_n, op, nans=None):
     if keepdim:
         v, i = shape_ops.unsqueeze(v, d), shape_ops.unsqueeze(i, d)
     return reduction.values_indices(v, i, op)
-
-
-def _refuse_empty_dim(op, input, d):
-    if input.array.ndim and input.array.shape[d] == 0:  # (PyTorch's error, before numpy's from deep inside)
-        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def _nan_counts(x, d):
@@ -748,7 +743,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         complex_ops.refuse("kthvalue", input)
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d] if input.array.ndim else 1
-    _refuse_empty_dim("kthvalue", input, d)
+    reduction._nonempty_dims("kthvalue", input, (d,))
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _sorted_stat(input, d, keepdim, lambda n: k - 1, "kthvalue")
@@ -762,7 +757,7 @@ def mode(input, dim=-1, keepdim=False):
     recording.escape("mode (numpy code outside minigrad's ops)")
     xp = array_module(input.array)
     d = normalize_dim(dim, input.array.ndim)
-    _refuse_empty_dim("mode", input, d)
+    reduction._nonempty_dims("mode", input, (d,))
     x = xp.moveaxis(input.array, d, -1) if input.array.ndim else input.array.reshape(1)
     srt = xp.sort(x, axis=-1)
     counts = (srt[..., :, None] == srt[..., None, :]).sum(-1)

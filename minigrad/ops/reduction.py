@@ -382,7 +382,8 @@ def _no_dim_of_nothing(name, input):
 
 
 def _nonempty_dims(name, input, dims):
-    for d in dims:
+    """PyTorch's refusal of a reduction over a dim of size 0 (a 0-d input has none)."""
+    for d in dims if input.array.ndim else ():
         if input.array.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
@@ -500,8 +501,7 @@ def argmax(input, dim=None, keepdim=False):
     if input.array.size == 0:
         if dim is None:
             raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
-        if input.array.ndim and input.array.shape[d := normalize_dim(dim, input.array.ndim)] == 0:
-            raise IndexError(f"argmax(): Expected reduction dim {d} to have non-zero size.")
+        _nonempty_dims("argmax", input, (normalize_dim(dim, input.array.ndim),))
     if dim is None:
         out = array_op(lambda a: np.int64(a.argmax()) if array_module(a) is np else a.argmax(), input)
         return out.reshape((1,) * input.array.ndim) if keepdim else out
@@ -518,8 +518,7 @@ def argmin(input, dim=None, keepdim=False):
     if input.array.size == 0:
         if dim is None:
             raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
-        if input.array.ndim and input.array.shape[d := normalize_dim(dim, input.array.ndim)] == 0:
-            raise IndexError(f"argmin(): Expected reduction dim {d} to have non-zero size.")
+        _nonempty_dims("argmin", input, (normalize_dim(dim, input.array.ndim),))
     if dim is None:
         out = array_op(lambda a: np.int64(a.argmin()) if array_module(a) is np else a.argmin(), input)
         return out.reshape((1,) * input.array.ndim) if keepdim else out

@@ -973,7 +973,7 @@ def triu(input, diagonal=0):
     return Triu.apply(input, diagonal, True)
 
 
-def _is_contiguous_as(sizes, strides, format_name):
+def is_contiguous_as(sizes, strides, format_name):
     """PyTorch's is_contiguous(memory_format=): size-1 dims skipped, the others packed in the format's order."""
     order = {"channels_last": (1, 3, 2, 0), "channels_last_3d": (1, 4, 3, 2, 0)}.get(format_name)
     if order is None:
@@ -1002,13 +1002,13 @@ def dim_order(input, ambiguity_check=False):
     sizes, strides, ndim = tuple(input.shape), input.stride(), input.dim()
     formats = ambiguity_check if isinstance(ambiguity_check, list) else []
     if (ambiguity_check is not False and (any(a == b for a, b in zip(strides, strides[1:])) or 1 in sizes)
-            and sum(_is_contiguous_as(sizes, strides, f.name) for f in formats) != 1):
+            and sum(is_contiguous_as(sizes, strides, f.name) for f in formats) != 1):
         raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
                            "memory formats.")
     if ndim < 2:
         return tuple(range(ndim))
-    contiguous = _is_contiguous_as(sizes, strides, "contiguous_format")
-    if contiguous != _is_contiguous_as(sizes, strides, "channels_last"):
+    contiguous = is_contiguous_as(sizes, strides, "contiguous_format")
+    if contiguous != is_contiguous_as(sizes, strides, "channels_last"):
         return tuple(range(ndim)) if contiguous else (0, *range(2, ndim), 1)
 
     def ge(a, b):
