@@ -30,13 +30,18 @@ def overlaps(dst, src, full=True):
             return False
         if not dst.size or not src.size or not (_dense(dst) and _dense(src)):
             return False
-        # dense: their bounds are their byte ranges, which meet; the same elements only from the same first one
-        if dst.strides != src.strides or dst.nbytes != src.nbytes:
-            return True
-        first = (slice(0, 1),) * dst.ndim
-        if not np.may_share_memory(dst[first], src[first]):
+        if not same_elements(dst, src):  # (dense: their bounds are their byte ranges, which meet)
             return True
     return full
+
+
+def same_elements(a, b):
+    """Whether arrays `a` and `b`, which may share memory, are views of the very same elements: the same
+    strides and size, from the same first element."""
+    if a.strides != b.strides or a.nbytes != b.nbytes:
+        return False
+    first = (slice(0, 1),) * a.ndim
+    return np.may_share_memory(a[first], b[first])
 
 
 def may_overlap(a, b):

@@ -23,7 +23,7 @@ from ..autograd import recording
 from .array_op import array_op
 from .inplace import IndexPutWhole
 from ._util import _check_broadcast, binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside, type_name
-from ._util import sum_to, sum_to_array
+from ._util import may_overlap, sum_to, sum_to_array
 from ._util import scaled as _scaled
 from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
 
@@ -2045,7 +2045,7 @@ def index_put_into(arr, indices, values, accumulate=False):
         if type(arr) is not np.ndarray or type(indices) not in (tuple, list):
             return False
         for t in (values, *indices):
-            if isinstance(t, Tensor) and np.may_share_memory(arr, t.array):
+            if isinstance(t, Tensor) and may_overlap(arr, t.array):
                 return False
         v, index, _ = _index_put_args(Tensor._wrap(arr), indices, values, False)
         indexing_ops.put_values(arr, index, v.array)

@@ -17,7 +17,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may_overlap, output_shape_error, overlaps,
-                    too_many_positional, type_name)
+                    same_elements, too_many_positional, type_name)
 from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
 from .conversion import warn_complex_to_real
 from .indexing import (Index, IndexPut, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
@@ -472,11 +472,9 @@ def setitem(self, index, value):
         v = value.array
         if may_overlap(a, v):
             row = a[index]
-            if a.ndim > 1 and v.shape == row.shape and v.strides == row.strides:
-                first = (slice(0, 1),) * row.ndim
-                if np.may_share_memory(row[first], v[first]):  # the very elements (the += write back): written
-                    self._version_counter[0] += 1
-                    return
+            if a.ndim > 1 and v.shape == row.shape and same_elements(row, v):  # (the += write back): written
+                self._version_counter[0] += 1
+                return
             _refuse_shared_copy(self, row, v)
         put_values(a, index, v)
         self._version_counter[0] += 1
