@@ -1486,14 +1486,15 @@ def _clamp(input, min, max, nodes):
         min, max = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
     bounds = [b for b in (min, max) if b is not None]
     dt = result_type(input, *bounds)  # (all three at once: pairwise steps can promote differently)
+    if isinstance(bounds[0], Tensor):  # PyTorch's error for shapes that do not broadcast, before numpy's and the dtype's
+        shape = input.array.shape
+        for b in bounds:
+            shape = broadcast_shapes(shape, b.array.shape)
     if dt == np.bool_ and (len(bounds) == 2 or not isinstance(bounds[0], Tensor)):  # (bool clamp_min(t) works)
         kernel = "clamp" if len(bounds) == 2 else "clamp_min" if max is None else "clamp_max"
         kernel += "_scalar" if not isinstance(bounds[0], Tensor) else ""
         raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
     if isinstance(bounds[0], Tensor):  # tensor bounds: elementwise, broadcasting
-        shape = input.array.shape
-        for b in bounds:  # PyTorch's error for shapes that do not broadcast, before numpy's
-            shape = broadcast_shapes(shape, b.array.shape)
         out = nodes[1].apply(*(None if b is None else cast(b, dt) for b in (input, min, max)))
         if out.grad_fn is not None:
             ClampTensor.keep_state(out.grad_fn, (input, min, max), out)

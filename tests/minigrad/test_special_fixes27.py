@@ -31,3 +31,12 @@ def test_float32_sum_below_five_terms_matches():
     for n in (3, 4):
         check("clamp_min_tensor", [x[:n], np.array(4.37059416)], {})
         check("maximum", [np.array(-0.5), x[:n]], {})
+
+
+@pytest.mark.parametrize("args", [
+    # bool tensors: PyTorch judges the shapes before the dtype (seed 11)
+    [np.zeros((2, 3), dtype=bool), np.array(False), np.array([], dtype=bool)],
+    [np.zeros((2, 3), dtype=bool), np.zeros(2, dtype=bool), np.array(True)],
+])
+def test_clamp_bool_shapes_first(args):
+    check("clamp_tensor", args, {})
