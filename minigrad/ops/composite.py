@@ -911,8 +911,15 @@ def meshgrid(*tensors, indexing=None):
                       UserWarning, stacklevel=2)
         indexing = "ij"
     ts = _flat(tensors)
+    shape_ops._check_same(ts, "meshgrid")
+    for what in ("dtype", "device"):  # (PyTorch's order: the list, then dtypes and devices, indexing, ranks)
+        if any(getattr(t, what) != getattr(ts[0], what) for t in ts):
+            raise RuntimeError(f"meshgrid expects all tensors to have the same {what}")
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in ts:
+        if t.array.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
     shape = tuple(t.array.size for t in ts)
     out = []
     for i, t in enumerate(ts):

@@ -777,6 +777,10 @@ def _hardswish_grad_array(xd, ga):
     return gx
 
 
+# PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32, in float64 too: its gradients, not g / 6
+_ONE_SIXTH_F32 = float(np.float32(1.0 / 6.0))
+
+
 class Hardsigmoid(Function):
     node_name = "HardsigmoidBackward0"
 
@@ -790,7 +794,7 @@ class Hardsigmoid(Function):
         xd = ctx._saved_self.array
         keep = xd > -3.0
         keep &= xd < 3.0
-        gx = _pick(keep, g) * (1.0 / 6.0)
+        gx = _pick(keep, g) * _ONE_SIXTH_F32
         if not _recording():
             return gx
         # create_graph: PyTorch has no derivative of this backward, and says so when asked

@@ -10,7 +10,7 @@ from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
 from minigrad.dtypes import result_type
-from minigrad.ops.elementwise import _BOOL_SUB, add_scalar, div_scalar, mul_scalar
+from minigrad.ops.elementwise import add_scalar, refuse_bool_sub, div_scalar, mul_scalar
 from minigrad.ops._util import add_reduce, broadcast_shapes, cast, not_differentiable, sum_to, sum_to_array
 from minigrad.ops.array_op import array_op
 
@@ -418,7 +418,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     if target.array.shape != input.array.shape:  # (only then: the usual call pays one tuple comparison)
         _warn_broadcast(input, target, stacklevel=4)  # (F.mse_loss is nn/functional.py's, which calls this)
         broadcast_shapes(input.array.shape, target.array.shape)  # PyTorch's error, not numpy's
-    if target.array.dtype != input.array.dtype:
+    if target.array.dtype != input.array.dtype or input.array.dtype.kind != "f":
         input, target = _promoted_pair(input, target, "mse_loss")
     if weight is None:
         return MseLoss.apply(input, target, reduction)
@@ -478,10 +478,20 @@ def _float_pair(input, target, name):
     check_tensor(input, "input", name)
     check_tensor(target, "target", name)
     if input.array.dtype.kind != "f":
-        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+        _refuse_integers(input, name)
     if target.array.dtype != input.array.dtype:
         target = target.to(input.dtype)
     return target
+
+
+# the regression losses whose PyTorch kernel has no integer (or bool) version: its name, in PyTorch's refusal
+_FLOAT_KERNELS = {"mse_loss": "mse_cpu", "smooth_l1_loss": "smooth_l1_cpu", "huber_loss": "huber_cpu"}
+
+
+def _refuse_integers(input, name):
+    if name in _FLOAT_KERNELS:
+        raise NotImplementedError(f"\"{_FLOAT_KERNELS[name]}\" not implemented for '{input.dtype._legacy[:-6]}'")
+    raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
 
 
 def _promoted_pair(input, target, name):
@@ -493,8 +503,8 @@ def _promoted_pair(input, target, name):
     if target.array.dtype != input.array.dtype:
         dt = result_type(input, target)
         input, target = cast(input, dt), cast(target, dt)
-    if input.array.dtype.kind != "f":
-        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+    if input.array.dtype.kind != "f" and name != "l1_loss":  # (l1_loss computes integers: only its 'mean' refuses)
+        _refuse_integers(input, name)
     return input, target
 
 
@@ -511,8 +521,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. With `weight` (input's shape),
     each term is multiplied by it and 'mean' divides by the weights' sum. Composed of minigrad ops, as in
     PyTorch (a MeanBackward0 / SumBackward0 / AbsBackward0 node last)."""
-    if isinstance(target, Tensor) and target.array.dtype == np.bool_:  # (PyTorch's l1_loss subtracts them as they are)
-        raise RuntimeError(_BOOL_SUB)
+    refuse_bool_sub(input, target)  # (PyTorch's l1_loss subtracts them as they are)
     input, target = _promoted_pair(input, target, "l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_broadcast(input, target)
