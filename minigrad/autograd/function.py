@@ -642,6 +642,9 @@ class Function(metaclass=FunctionMeta):
     # shapes): a staticmethod keep_state(node, inputs, outputs), which the caller calls where apply made a
     # node, and forward AD on the node of its tangent run (one mechanism for both)
     keep_state = None
+    # False: forward only moves or picks existing values (a view, cat, a lookup), which numpy never warns on,
+    # so apply runs it without entering numpy's quiet floating-point state (minigrad/_fp_errors.py)
+    fp_arithmetic = True
 
     @staticmethod
     def forward(ctx, *args):
@@ -673,11 +676,14 @@ class Function(metaclass=FunctionMeta):
         if not record:  # nothing to record: no node, no edges, nothing saved
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
-            fp = fp_quiet()  # inf and nan without numpy's warnings, as PyTorch (minigrad/_fp_errors.py)
-            try:
+            if cls.fp_arithmetic:
+                fp = fp_quiet()  # inf and nan without numpy's warnings, as PyTorch (minigrad/_fp_errors.py)
+                try:
+                    out = cls._forward_with_ctx(ctx, *args)
+                finally:
+                    fp_restore(fp)
+            else:
                 out = cls._forward_with_ctx(ctx, *args)
-            finally:
-                fp_restore(fp)
             if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
                 return Tensor._output(out, None)
             return wrap_outputs(out, None, args, ctx)
@@ -718,12 +724,13 @@ class Function(metaclass=FunctionMeta):
             node._input_meta = [(args[i].array.shape, args[i].array.dtype) for i in pos]
         node._n_args = len(args)
         mode["grad_enabled"] = False  # forward bodies run with grad mode off, as in PyTorch
-        fp = fp_quiet()
+        fp = fp_quiet() if cls.fp_arithmetic else None
         try:
             out = cls._forward_with_ctx(node, *args)
         finally:
             mode["grad_enabled"] = True  # it was on: that is how we got here
-            fp_restore(fp)
+            if fp is not None:
+                fp_restore(fp)
         return wrap_outputs(out, node, args, node)
 
 

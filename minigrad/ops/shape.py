@@ -108,6 +108,7 @@ def _refuse_shape(shape, numel):
 
 class View(Function):
     node_name = "ViewBackward0"
+    fp_arithmetic = False  # (moves values only)
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -250,6 +251,7 @@ def unflatten(input, dim, sizes):
 
 class Permute(Function):
     node_name = "PermuteBackward0"
+    fp_arithmetic = False  # (moves values only)
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -275,6 +277,7 @@ def _inverse(dims):
 
 class Transpose(Function):
     node_name = "TransposeBackward0"
+    fp_arithmetic = False  # (moves values only)
 
     @staticmethod
     def forward(ctx, a, d0, d1):
@@ -296,6 +299,7 @@ class T(Function):
     """`t()` of a 2-D tensor: Transpose's swap of its two dims, the tensor its one argument (no dims to
     look over as arguments and hand back gradients of None for)."""
     node_name = "TBackward0"
+    fp_arithmetic = False  # (moves values only)
 
     @staticmethod
     def forward(ctx, a):
@@ -389,6 +393,7 @@ def _mT(self):
 
 class Squeeze(Function):
     node_name = "SqueezeBackward1"
+    fp_arithmetic = False  # (moves values only)
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -431,6 +436,7 @@ def squeeze(input, dim=None):
 
 class Unsqueeze(Function):
     node_name = "UnsqueezeBackward0"
+    fp_arithmetic = False  # (moves values only)
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -458,6 +464,7 @@ def unsqueeze(input, dim):
 
 class Expand(Function):
     node_name = "ExpandBackward0"
+    fp_arithmetic = False  # (moves values only)
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -549,6 +556,7 @@ def contiguous(input, memory_format=None):
 
 class Cat(Function):
     node_name = "CatBackward0"
+    fp_arithmetic = False  # (moves values only)
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -562,10 +570,10 @@ class Cat(Function):
         return array_module(arrays[0]).concatenate(arrays, axis=dim)
 
     @staticmethod
-    def backward(ctx, g):  # slice the gradient back into the pieces
+    def backward(ctx, g):  # slice the gradient back into the pieces (one per tensor: none for dim)
         if not state.grad_enabled:  # no graph of the backward wanted: views of g's array, no recorded split
-            return (None,) + tuple([Tensor._wrap(p) for p in _pieces(g.array, ctx.sizes, ctx.dim)])
-        return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
+            return tuple([Tensor._wrap(p) for p in _pieces(g.array, ctx.sizes, ctx.dim)])
+        return tuple(split(g, ctx.sizes, ctx.dim))
 
     @staticmethod
     def array_step(needs, dim, *tensors):

@@ -221,6 +221,7 @@ def _check_ids(ids, n):
 class Embedding(Function):
     node_name = "EmbeddingBackward0"
     backward_ignores_inputs = True  # (gW is g summed by the ids: no weight in it)
+    fp_arithmetic = False  # (forward picks rows)
 
     @staticmethod
     def forward(ctx, idx, weight, padding_idx, scale_grad_by_freq=False):
@@ -238,7 +239,7 @@ class Embedding(Function):
     def backward(ctx, g):
         gw = _embedding_backward(ctx._saved_indices.array, g.array, ctx.num_weights, ctx.padding_idx,
                                  ctx.scale_grad_by_freq)
-        return None, wrap(gw), None, None
+        return (wrap(gw),)  # (one per tensor input: the weight's; the ids take none)
 
     @staticmethod
     def double_backward(ctx, g):  # create_graph through an incoming gradient that requires grad: gW recorded
