@@ -322,24 +322,60 @@ def _first_failure(info):
     return (int(bad[0]), int(flat[bad[0]])) if bad.size else None
 
 
+def _try_cholesky(a):
+    """numpy's Cholesky factor, or None where a pivot fails: not positive, or NaN (numpy lets NaN through, LAPACK's
+    potrf stops there)."""
+    try:
+        L = array_module(a).linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return None
+    return None if np.isnan(L.diagonal(0, -2, -1)).any() else L
+
+
 def _cholesky_info(a):
     """The order of the first leading minor of each matrix that is not positive-definite (0: none), as LAPACK."""
-    xp = array_module(a)
     info = np.zeros(a.shape[:-2], dtype=np.int32)
-    try:
-        xp.linalg.cholesky(a)
+    if _try_cholesky(a) is not None:
         return info
-    except np.linalg.LinAlgError:
-        pass
     flat = info.reshape(-1)
     for b, m in enumerate(a.reshape(-1, *a.shape[-2:])):
-        for k in range(1, m.shape[0] + 1):
-            try:
-                xp.linalg.cholesky(m[:k, :k])
-            except np.linalg.LinAlgError:
-                flat[b] = k
-                break
+        flat[b] = next((k for k in range(1, m.shape[0] + 1) if _try_cholesky(m[:k, :k]) is None), 0)
     return info
+
+
+def _partial_cholesky(m, k):
+    """What LAPACK's potrf leaves of a lower factor whose leading minor of order k failed: the first k - 1 columns
+    of L, the failing pivot's a_jj - |L[j, :j]|^2 on the diagonal, the rest of the lower triangle as read."""
+    xp = array_module(m)
+    j = k - 1
+    L = xp.tril(m).copy()
+    if j:
+        lead = xp.linalg.cholesky(m[:j, :j])
+        L[:j, :j] = lead
+        L[j:, :j] = xp.linalg.solve(lead, m[j:, :j].conj().T).conj().T  # rows below: A[i, :j] L_lead^-H
+    L[j, j] = m[j, j].real - (L[j, :j].conj() @ L[j, :j]).real
+    return L
+
+
+def _lower_factor(a, ex):
+    """Cholesky's L of each lower triangle; with ex, a failed matrix gets LAPACK's partial factor, not an error."""
+    xp = array_module(a)
+    L = _try_cholesky(a)
+    if L is not None:
+        return L
+    info = _cholesky_info(a)
+    failed = _first_failure(info)
+    if not ex:
+        if failed is None:
+            raise LinAlgError("linalg.cholesky: The factorization could not be completed.")
+        b, k = failed
+        raise LinAlgError(f"linalg.cholesky: {_batch_where(a[..., 0, 0], b)}The factorization could not be completed "
+                          "because the input is not positive-definite (the leading minor of order "
+                          f"{k} is not positive-definite).")
+    out = xp.empty_like(a).reshape(-1, *a.shape[-2:])
+    for b, (m, k) in enumerate(zip(a.reshape(-1, *a.shape[-2:]), info.reshape(-1))):
+        out[b] = _partial_cholesky(m, k) if k else xp.linalg.cholesky(m)
+    return out.reshape(a.shape)
 
 
 class Cholesky(Function):
@@ -347,25 +383,19 @@ class Cholesky(Function):
     saves_result = True
 
     @staticmethod
-    def forward(ctx, a):
-        xp = array_module(a.array)
-        try:
-            return xp.linalg.cholesky(a.array)
-        except np.linalg.LinAlgError:
-            pass
-        failed = _first_failure(_cholesky_info(a.array))  # the batch element and first failing minor, as LAPACK's
-        if failed is None:
-            raise LinAlgError("linalg.cholesky: The factorization could not be completed.")
-        b, k = failed
-        raise LinAlgError(f"linalg.cholesky: {_batch_where(a.array[..., 0, 0], b)}The factorization could not be completed because "
-                          f"the input is not positive-definite (the leading minor of order {k} is not "
-                          "positive-definite).")
+    def forward(ctx, a, upper=False, ex=False):
+        ctx.upper = upper
+        if not upper:
+            return _lower_factor(a.array, ex)
+        return _lower_factor(a.array.swapaxes(-1, -2).conj(), ex).swapaxes(-1, -2).conj()  # U = L^H, read above
 
     @staticmethod
     def backward(ctx, gL):  # A = L L^H: gA = L^-H (X + tril(X, -1)^H) L^-1 / 2, X = tril(L^H gL) (PyTorch's form)
         from .shape import tril
 
         L = ctx._saved_result
+        if ctx.upper:  # A = U^H U: the same with L = U^H
+            L, gL = _mH(L), _mH(gL)
         X = tril(_mH(L) @ gL)
         Li = inverse(L)
         return _mH(Li) @ ((X + _mH(tril(X, -1))) * 0.5) @ Li
@@ -373,10 +403,9 @@ class Cholesky(Function):
 
 def cholesky(A, *, upper=False):
     """L (lower triangular) with A = L L^T for a symmetric positive-definite A (only its lower triangle is read);
-    upper=True gives L^T."""
+    upper=True gives U = L^T, read from A's upper triangle."""
     _square("cholesky", A)
-    L = Cholesky.apply(A)
-    return _mH(L) if upper else L
+    return Cholesky.apply(A, upper)
 
 
 def cholesky_legacy(input, upper=False):
@@ -386,8 +415,7 @@ def cholesky_legacy(input, upper=False):
                 "\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
                 "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
     _square("cholesky", input)
-    L = CholeskyLegacy.apply(input)
-    return _mH(L) if upper else L
+    return CholeskyLegacy.apply(input, upper)
 
 
 class CholeskyLegacy(Cholesky):  # torch.cholesky's node: the same work under its older name
@@ -801,6 +829,11 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
                 "will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed "
                 "and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be "
                 "replaced with\nX = torch.linalg.solve_triangular(A, B).")
+    return _triangular_solve(input, A, upper, transpose, unitriangular)
+
+
+@composite_node("TriangularSolveBackward0")
+def _triangular_solve(input, A, upper, transpose, unitriangular):
     b = input
     if b.array.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
@@ -833,6 +866,7 @@ def _cholesky_checks(name, A, kernel):
     _kernel_dtype(kernel, A)
 
 
+@composite_node("CholeskySolveBackward0")
 def cholesky_solve(input, input2, upper=False):
     """X with A X = B, given B (`input`) and A's Cholesky factor L (`input2`; A = L L^T, or U^T U when upper).
     Batched and broadcast over leading dims."""
@@ -857,6 +891,7 @@ def cholesky_solve(input, input2, upper=False):
     return _mH(Li) @ (Li @ B)  # A = L L^T: X = L^-T L^-1 B
 
 
+@composite_node("CholeskyInverseBackward0")
 def cholesky_inverse(input, upper=False):
     """A^-1 from A's Cholesky factor L (A = L L^T, or U^T U when upper). Batched."""
     _cholesky_checks("cholesky_inverse", input, "cholesky_inverse_out_cpu")
@@ -1283,18 +1318,15 @@ def inv_ex(A, *, check_errors=False):
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """(L, info): info the order of the first leading minor of A that is not positive-definite (0 when A is),
-    L NaN for such an A, instead of raising (check_errors=True raises)."""
+    L then LAPACK's partial factor, instead of raising (check_errors=True raises)."""
     _square("cholesky", A)
-    info = _cholesky_info(A.array)
+    info = _cholesky_info(A.array.swapaxes(-1, -2).conj() if upper else A.array)
     failed = _first_failure(info)
-    if failed is None:
-        return cholesky_ex_result(cholesky(A, upper=upper), Tensor._wrap(info))
-    if check_errors:
+    if failed is not None and check_errors:
         raise LinAlgError(f"linalg.cholesky_ex: {_batch_where(info, failed[0])}The factorization could not be "
                           "completed because the input is not positive-definite (the leading minor of order "
                           f"{failed[1]} is not positive-definite).")
-    L = cholesky(_eye_where(info > 0, A), upper=upper)
-    return cholesky_ex_result(_nan_where(info > 0, L), Tensor._wrap(info))
+    return cholesky_ex_result(Cholesky.apply(A, upper, True), Tensor._wrap(info))
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
@@ -1372,6 +1404,7 @@ def linalg_vander(x, *, N=None):
     return cumprod(cat([x.new_ones(x.shape), x.expand(*x.shape[:-1], N - 1)], -1), -1)
 
 
+@composite_node("LinalgHouseholderProductBackward0")
 def householder_product(input, tau):
     """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T with v_i column i of input below its
     diagonal and a 1 on it (the Q that geqrf's reflectors describe)."""

@@ -530,8 +530,16 @@ class Einsum(Function):
         return tuple(grads)
 
 
+# PyTorch records einsum as the ops it decomposes into; its last one names the output's node: a sum or a permute
+# of a single operand, a view of the contracted product (any letter summed away) or else a plain product
+_EINSUM_NODES = {(single, summed): type(f"Einsum{node}", (Einsum,), {"node_name": node + "Backward" + nr})
+                 for single, summed, node, nr in [(True, True, "Sum", "1"), (True, False, "Permute", "0"),
+                                                  (False, True, "View", "0"), (False, False, "Mul", "0")]}
+
+
 def _einsum(ins, out, operands):
-    return Einsum.apply((tuple(ins), out), *operands)
+    summed = any(c not in out for s in ins for c in s)
+    return _EINSUM_NODES[len(ins) == 1, summed].apply((tuple(ins), out), *operands)
 
 
 def _labels(text, start, where):
