@@ -201,3 +201,168 @@ def lagrangian(torch, init, inverse):
 @pytest.mark.parametrize("inverse", ["pinv", "solve"])
 def test_lagrangian_neural_network(torch, inverse):
     both(torch, lagrangian, inverse=inverse)
+
+
+# ---- a segmentation loss zoo: Tversky, Lovasz hinge (sorted errors, Jaccard by differences), SSIM, avg_pool2d -----
+def seg_zoo(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    C = 2
+    model = nn.Sequential(nn.Conv2d(1, 6, 3, padding=1), nn.ReLU(), nn.Conv2d(6, 1, 3, padding=1))
+    init = start(model, init)
+
+    def tversky(prob, target, alpha=0.3, beta=0.7):
+        tp = (prob * target).sum((1, 2, 3))
+        fp = (prob * (1 - target)).sum((1, 2, 3))
+        fn = ((1 - prob) * target).sum((1, 2, 3))
+        return (1 - (tp + 1) / (tp + alpha * fp + beta * fn + 1)).mean()
+
+    def lovasz_hinge(logits, labels):
+        signs = 2 * labels - 1
+        errors = 1 - logits * signs
+        errors_sorted, perm = torch.sort(errors, descending=True)
+        gt = labels[perm]
+        intersection = gt.sum() - gt.cumsum(0)
+        union = gt.sum() + (1 - gt).cumsum(0)
+        jaccard = 1 - intersection / union
+        jaccard = torch.cat([jaccard[:1], jaccard[1:] - jaccard[:-1]])
+        return torch.dot(F.relu(errors_sorted), jaccard)
+
+    def gaussian_window(size=5, sigma=1.5):
+        g = torch.exp(-(torch.arange(size, dtype=torch.float64) - size // 2) ** 2 / (2 * sigma ** 2))
+        g = g / g.sum()
+        return torch.outer(g, g).expand(C, 1, size, size).contiguous()
+
+    def ssim(a, b, window):
+        mu_a = F.conv2d(a, window, padding=2, groups=C)
+        mu_b = F.conv2d(b, window, padding=2, groups=C)
+        var_a = F.conv2d(a * a, window, padding=2, groups=C) - mu_a ** 2
+        var_b = F.conv2d(b * b, window, padding=2, groups=C) - mu_b ** 2
+        cov = F.conv2d(a * b, window, padding=2, groups=C) - mu_a * mu_b
+        c1, c2 = 0.01 ** 2, 0.03 ** 2
+        s = ((2 * mu_a * mu_b + c1) * (2 * cov + c2)) / ((mu_a ** 2 + mu_b ** 2 + c1) * (var_a + var_b + c2))
+        return s.mean()
+
+    rng = np.random.default_rng(194)
+    image = torch.tensor(rng.standard_normal((3, 1, 8, 8)))
+    mask = (F.avg_pool2d(image, 3, stride=1, padding=1) > 0).to(torch.float64)
+    window = gaussian_window()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses, parts = [], []
+    for _ in range(3):
+        logits = model(image)
+        prob = torch.sigmoid(logits)
+        two = torch.cat([prob, 1 - prob], dim=1)
+        target = torch.cat([mask, 1 - mask], dim=1)
+        t = tversky(prob, mask)
+        lz = torch.stack([lovasz_hinge(lg.flatten(), m.flatten()) for lg, m in zip(logits, mask)]).mean()
+        s = 1 - ssim(F.avg_pool2d(two, 2), F.avg_pool2d(target, 2), window)
+        loss = t + lz + s
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+        parts.append((t.detach(), lz.detach(), s.detach()))
+    return dict(init=init, losses=losses, parts=parts, grads=grads(model), params=list(model.parameters()))
+
+
+def test_segmentation_losses_tversky_lovasz_ssim(torch):
+    both(torch, seg_zoo)
+
+
+# ---- center loss: a centers Parameter in its own SGD beside Adam, index_select by label, a manual index_add_ ----
+def center_loss(torch, init, manual):
+    nn = torch.nn
+    n_cls, dim = 3, 2
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 8), nn.PReLU(), nn.Linear(8, dim))
+            self.head = nn.Linear(dim, n_cls)
+
+        def forward(self, x):
+            feat = self.body(x)
+            return feat, self.head(feat)
+
+    model = Net()
+    centers = nn.Parameter(torch.zeros(n_cls, dim, dtype=torch.float64))
+    init = start(model, init)
+    rng = np.random.default_rng(195)
+    x = torch.tensor(rng.standard_normal((9, 4)))
+    y = torch.tensor(rng.integers(0, n_cls, 9))
+    criterion = nn.CrossEntropyLoss()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    opt_centers = torch.optim.SGD([centers], lr=0.5)
+    losses = []
+    for _ in range(3):
+        feat, logits = model(x)
+        own = centers.index_select(0, y)
+        pull = ((feat - own) ** 2).sum(1).mean() / 2
+        loss = criterion(logits, y) + 0.1 * pull
+        opt.zero_grad()
+        opt_centers.zero_grad()
+        loss.backward()
+        opt.step()
+        if manual:
+            with torch.no_grad():  # (the classic update: each center moves toward its class's mean feature)
+                diff = torch.zeros_like(centers).index_add_(0, y, own - feat.detach())
+                count = torch.zeros(n_cls, dtype=torch.float64).index_add_(0, y, torch.ones(9, dtype=torch.float64))
+                centers.index_add_(0, torch.arange(n_cls), -0.5 * diff / (1 + count.unsqueeze(1)))
+        else:
+            opt_centers.step()
+        losses.append(loss.detach())
+    return dict(init=init, losses=losses, centers=centers.detach().clone(), center_grad=centers.grad,
+                grads=grads(model), params=list(model.parameters()))
+
+
+@pytest.mark.parametrize("manual", [False, True])
+def test_center_loss_two_optimizers_index_add(torch, manual):
+    both(torch, center_loss, manual=manual)
+
+
+# ---- a Koopman autoencoder: linear latent dynamics K, matrix_power and a matmul loop, a spectral penalty ----------
+def koopman(torch, init, spectrum):
+    nn, F = torch.nn, torch.nn.functional
+    dx, dz, steps = 3, 4, 3
+
+    class Koopman(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Sequential(nn.Linear(dx, 8), nn.Tanh(), nn.Linear(8, dz))
+            self.dec = nn.Sequential(nn.Linear(dz, 8), nn.Tanh(), nn.Linear(8, dx))
+            self.K = nn.Parameter(torch.eye(dz) + 0.1 * torch.randn(dz, dz))
+
+    model = Koopman()
+    init = start(model, init)
+    rng = np.random.default_rng(196)
+    theta = 0.3
+    rot = np.array([[np.cos(theta), -np.sin(theta), 0], [np.sin(theta), np.cos(theta), 0], [0, 0, 0.9]])
+    x0 = rng.standard_normal((5, dx))
+    traj = torch.tensor(np.stack([x0 @ np.linalg.matrix_power(rot, k).T for k in range(steps + 1)], 1))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses, penalties = [], []
+    for _ in range(3):
+        z = model.enc(traj[:, 0])
+        recon = F.mse_loss(model.dec(z), traj[:, 0])
+        pred, z_loop = 0, z
+        for k in range(1, steps + 1):
+            z_k = z @ torch.linalg.matrix_power(model.K, k).T
+            z_loop = z_loop @ model.K.T
+            pred = pred + F.mse_loss(model.dec(z_k), traj[:, k]) + F.mse_loss(z_loop, z_k)
+        if spectrum == "eigvals":
+            radius = torch.linalg.eigvals(model.K).abs()
+        else:
+            radius = torch.linalg.svdvals(model.K)
+        penalty = F.relu(radius - 1).pow(2).sum()
+        loss = recon + pred / steps + penalty
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+        penalties.append(torch.sort(radius.detach()).values)
+    return dict(init=init, losses=losses, penalties=penalties, grads=grads(model), params=list(model.parameters()))
+
+
+@pytest.mark.parametrize("spectrum", ["eigvals", "svdvals"])
+def test_koopman_autoencoder_spectral_penalty(torch, spectrum):
+    both(torch, koopman, spectrum=spectrum)
