@@ -366,3 +366,133 @@ def koopman(torch, init, spectrum):
 @pytest.mark.parametrize("spectrum", ["eigvals", "svdvals"])
 def test_koopman_autoencoder_spectral_penalty(torch, spectrum):
     both(torch, koopman, spectrum=spectrum)
+
+
+# ---- a DenseNet: torch.cat of growing feature lists, BN-ReLU(inplace)-Conv 1x1 / 3x3, an AvgPool2d transition ----
+def densenet(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    growth = 4
+
+    class DenseLayer(nn.Module):
+        def __init__(self, c_in):
+            super().__init__()
+            self.norm1, self.relu1 = nn.BatchNorm2d(c_in), nn.ReLU(inplace=True)
+            self.conv1 = nn.Conv2d(c_in, 2 * growth, 1, bias=False)
+            self.norm2, self.relu2 = nn.BatchNorm2d(2 * growth), nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(2 * growth, growth, 3, padding=1, bias=False)
+
+        def forward(self, features):
+            x = torch.cat(features, 1)
+            return self.conv2(self.relu2(self.norm2(self.conv1(self.relu1(self.norm1(x))))))
+
+    class DenseBlock(nn.ModuleDict):
+        def __init__(self, n, c_in):
+            super().__init__()
+            for i in range(n):
+                self.add_module(f"layer{i + 1}", DenseLayer(c_in + i * growth))
+
+        def forward(self, x):
+            features = [x]
+            for _, layer in self.items():
+                features.append(layer(features))
+            return torch.cat(features, 1)
+
+    class DenseNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(1, 6, 3, padding=1, bias=False)
+            self.block1 = DenseBlock(2, 6)
+            self.transition = nn.Sequential(nn.BatchNorm2d(14), nn.ReLU(inplace=True), nn.Conv2d(14, 7, 1, bias=False),
+                                            nn.AvgPool2d(2))
+            self.block2 = DenseBlock(2, 7)
+            self.norm = nn.BatchNorm2d(15)
+            self.fc = nn.Linear(15, 3)
+
+        def forward(self, x):
+            x = self.block2(self.transition(self.block1(self.stem(x))))
+            x = F.relu(self.norm(x), inplace=True)
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+    model = DenseNet()
+    init = start(model, init)
+    rng = np.random.default_rng(197)
+    x = torch.tensor(rng.standard_normal((4, 1, 8, 8)))
+    y = torch.tensor(rng.integers(0, 3, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4)
+    losses = []
+    for _ in range(2):
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+    model.eval()
+    with torch.no_grad():
+        out = model(x)
+    return dict(init=init, losses=losses, eval=out, state=dict(model.state_dict()), grads=grads(model))
+
+
+def test_densenet_blocks_concat_features(torch):
+    both(torch, densenet)
+
+
+# ---- an xLSTM-style cell: exponential gates stabilised by m, a matrix memory of outer products, a clamped |n.q| --
+def xlstm(torch, init, kind):
+    nn, F = torch.nn, torch.nn.functional
+    D, H = 3, 4
+
+    class MLSTM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(D, 3 * H)
+            self.gates = nn.Linear(D, 3)  # (input, forget, output pre-activations)
+            self.head = nn.Linear(H, 2)
+
+        def forward(self, xs):
+            B = xs.size(0)
+            C = xs.new_zeros(B, H, H)
+            n = xs.new_zeros(B, H)
+            m = xs.new_zeros(B, 1)
+            outs = []
+            for t in range(xs.size(1)):
+                q, k, v = self.qkv(xs[:, t]).chunk(3, dim=-1)
+                k = k / math.sqrt(H)
+                i_pre, f_pre, o_pre = self.gates(xs[:, t]).split(1, dim=-1)
+                logf = F.logsigmoid(f_pre)
+                m_new = torch.maximum(logf + m, i_pre)
+                i, f = torch.exp(i_pre - m_new), torch.exp(logf + m - m_new)
+                m = m_new
+                if kind == "mlstm":
+                    C = f.unsqueeze(-1) * C + i.unsqueeze(-1) * (v.unsqueeze(-1) @ k.unsqueeze(-2))
+                    n = f * n + i * k
+                    denom = torch.clamp((n * q).sum(-1, keepdim=True).abs(), min=1)
+                    h = torch.sigmoid(o_pre) * (C @ q.unsqueeze(-1)).squeeze(-1) / denom
+                else:  # (sLSTM: a vector memory, the normaliser a running sum of input gates)
+                    C = f.unsqueeze(-1) * C + i.unsqueeze(-1) * torch.diag_embed(torch.tanh(v))
+                    n = f * n + i
+                    h = torch.sigmoid(o_pre) * torch.diagonal(C, dim1=-2, dim2=-1) / torch.clamp(n, min=1)
+                outs.append(h)
+            return self.head(torch.stack(outs, 1)), m
+
+    model = MLSTM()
+    init = start(model, init)
+    rng = np.random.default_rng(198)
+    xs = torch.tensor(3 * rng.standard_normal((2, 5, D)))
+    target = torch.tensor(rng.standard_normal((2, 5, 2)))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(2):
+        out, m = model(xs)
+        loss = F.smooth_l1_loss(out, target)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.detach())
+    return dict(init=init, losses=losses, out=out.detach(), m=m.detach(), grads=grads(model),
+                params=list(model.parameters()))
+
+
+@pytest.mark.parametrize("kind", ["mlstm", "slstm"])
+def test_xlstm_exponential_gating_matrix_memory(torch, kind):
+    both(torch, xlstm, kind=kind)
