@@ -315,16 +315,26 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if center:
         pad = n_fft // 2
         n = x.shape[-1]
-        if pad_mode == "reflect":
-            idx = np.abs(np.arange(-pad, n + pad))
-            idx = np.where(idx >= n, 2 * (n - 1) - idx, idx)
-        elif pad_mode == "replicate":
-            idx = np.clip(np.arange(-pad, n + pad), 0, n - 1)
-        elif pad_mode == "circular":
-            idx = np.arange(-pad, n + pad) % n
+        # (PyTorch pads the (1, B, N) view with F.pad: its modes, and its refusals of too short a signal)
+        if pad_mode == "reflect" and pad >= n:
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({pad}, {pad}) at dimension 2 of input [1, {x.shape[0]}, {n}]")
+        if pad_mode == "circular" and pad > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if pad_mode == "constant":
+            zeros = x.new_zeros((x.shape[0], pad))
+            x = _cat(_cat(zeros, x, 1), zeros, 1)
         else:
-            raise NotImplementedError(f"stft pad_mode={pad_mode!r} is not supported by minigrad")
-        x = x[:, Tensor._wrap(idx)]
+            if pad_mode == "reflect":
+                idx = np.abs(np.arange(-pad, n + pad))
+                idx = np.where(idx >= n, 2 * (n - 1) - idx, idx)
+            elif pad_mode == "replicate":
+                idx = np.clip(np.arange(-pad, n + pad), 0, n - 1)
+            elif pad_mode == "circular":
+                idx = np.arange(-pad, n + pad) % n
+            else:
+                raise NotImplementedError(f"Unrecognised padding mode {pad_mode}")
+            x = x[:, Tensor._wrap(idx)]
     if x.shape[-1] < n_fft:
         raise RuntimeError(f"stft: input length ({x.shape[-1]}) must be at least n_fft ({n_fft})")
     frames = x[:, Tensor._wrap(_frames(x.shape[-1], n_fft, hop))] * _window(window, win_length, n_fft, input)

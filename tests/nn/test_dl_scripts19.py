@@ -496,3 +496,71 @@ def xlstm(torch, init, kind):
 @pytest.mark.parametrize("kind", ["mlstm", "slstm"])
 def test_xlstm_exponential_gating_matrix_memory(torch, kind):
     both(torch, xlstm, kind=kind)
+
+
+# ---- a log-mel front end: a filterbank of torch ops, a normalized stft's power, log10 of a clamp, istft back ------
+def log_mel(torch, init, pad_mode):
+    nn, F = torch.nn, torch.nn.functional
+    sr, n_fft, hop, n_mels = 1000, 32, 8, 5
+
+    def mel_filterbank():
+        def to_mel(f):
+            return 2595.0 * torch.log10(1.0 + f / 700.0)
+
+        top = to_mel(torch.tensor(sr / 2, dtype=torch.float64))
+        mels = torch.linspace(0.0, float(top), n_mels + 2, dtype=torch.float64)
+        hz = 700.0 * (10.0 ** (mels / 2595.0) - 1.0)
+        freqs = torch.linspace(0, sr / 2, n_fft // 2 + 1, dtype=torch.float64).unsqueeze(1)
+        rise = (freqs - hz[:-2]) / (hz[1:-1] - hz[:-2])
+        fall = (hz[2:] - freqs) / (hz[2:] - hz[1:-1])
+        return torch.clamp(torch.minimum(rise, fall), min=0)  # (freq, mels)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("window", torch.hamming_window(n_fft, dtype=torch.float64))
+            self.register_buffer("fbank", mel_filterbank())
+            self.conv = nn.Sequential(nn.Conv1d(n_mels, 6, 3, padding=1), nn.GELU(), nn.Conv1d(6, 6, 3, dilation=2),
+                                      nn.GELU())
+            self.head = nn.Linear(6, 2)
+
+        def forward(self, wave):
+            spec = torch.stft(wave, n_fft, hop_length=hop, window=self.window, center=True, pad_mode=pad_mode,
+                              normalized=True, return_complex=True)
+            power = spec.abs().pow(2)
+            mel = (power.transpose(-1, -2) @ self.fbank).transpose(-1, -2)
+            logmel = torch.clamp(mel, min=1e-10).log10()
+            logmel = logmel - logmel.amax(dim=(-2, -1), keepdim=True)
+            return self.head(self.conv(logmel).mean(-1)), spec, logmel
+
+    model = Net()
+    init = start(model, init)
+    rng = np.random.default_rng(199)
+    t = np.arange(160) / sr
+    y = rng.integers(0, 2, 4)
+    wave = torch.tensor(np.sin(2 * np.pi * np.array([60, 300])[y][:, None] * t) + 0.05 * rng.standard_normal((4, 160)))
+    wave.requires_grad_(True)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(2):
+        logits, spec, logmel = model(wave)
+        loss = F.cross_entropy(logits, torch.tensor(y))
+        opt.zero_grad()
+        wave.grad = None
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+    with torch.no_grad():
+        back = torch.istft(spec, n_fft, hop_length=hop, window=model.window, center=True, normalized=True,
+                           length=160)
+        one = torch.stft(wave[0], n_fft, hop_length=hop, window=model.window, center=True, pad_mode=pad_mode,
+                         normalized=True, return_complex=True)
+    return dict(init=init, losses=losses, logmel=logmel.detach(), fbank=model.fbank, wave_grad=wave.grad,
+                back=back, round_trip=bool(torch.allclose(back, wave.detach(), atol=1e-10)), one=torch.view_as_real(one),
+                grads=grads(model), params=list(model.parameters()))
+
+
+@pytest.mark.parametrize("pad_mode", ["reflect", "constant"])
+def test_log_mel_front_end_conv1d_istft(torch, pad_mode):
+    theirs, _ = both(torch, log_mel, pad_mode=pad_mode)
+    assert theirs["round_trip"]
