@@ -31,3 +31,53 @@ def test_stft_too_short_for_its_padding_or_an_unknown_mode(torch, n, pad_mode, s
     ours, theirs = _stft(minigrad, n, pad_mode, shape), _stft(torch, n, pad_mode, shape)
     assert isinstance(theirs[0], str)
     assert ours == theirs
+
+
+_R = np.random.default_rng(19)
+_A = _R.standard_normal((4, 3))
+_RANK2 = _A[:, :2] @ _R.standard_normal((2, 3))
+_SYM = _A.T @ _A - 1.5 * np.eye(3)
+
+
+@pytest.mark.parametrize("a, call", [
+    (_A, lambda T, a: T.linalg.pinv(a, rtol=0.5)),
+    (_A.T, lambda T, a: T.linalg.pinv(a, atol=0.9)),
+    (_A, lambda T, a: T.linalg.pinv(a, T.tensor(0.5, dtype=T.float64))),
+    (_A, lambda T, a: T.linalg.pinv(a, 0.5)),
+    (_A, lambda T, a: T.pinverse(a, rcond=0.5)),
+    (_RANK2, lambda T, a: T.linalg.pinv(a)),
+    (_RANK2, lambda T, a: T.pinverse(a)),
+    (_SYM, lambda T, a: T.linalg.pinv(a, hermitian=True)),
+    (_SYM, lambda T, a: T.linalg.pinv(a, rtol=0.3, hermitian=True)),
+    (np.stack([_A, 2 * _A]), lambda T, a: T.linalg.pinv(a, atol=T.tensor([0.1, 0.9], dtype=T.float64))),
+    (_A, lambda T, a: T.linalg.pinv(a, rtol=T.tensor([[0.1], [0.6]], dtype=T.float64))),
+], ids=["rtol", "atol", "rcond_tensor", "rcond_positional", "pinverse_rcond", "rank_deficient",
+        "pinverse_rank_deficient", "hermitian", "hermitian_rtol", "batched_atol", "broadcast_rtol"])
+def test_pinv_tolerances_values_and_gradients_as_pytorch(torch, a, call):
+    """The gradient is PyTorch's (that of A's own pseudo-inverse) also where singular values were cut, and the
+    tolerance arguments (rcond positional or as pinverse's, tensors, batches of them) mean what they do there."""
+    results = []
+    for T in (minigrad, torch):
+        x = T.tensor(a, requires_grad=True)
+        y = call(T, x)
+        w = T.tensor(np.random.default_rng(0).standard_normal(tuple(y.shape)))
+        (g,) = T.autograd.grad((y * w).sum(), x, create_graph=True)
+        g.sin().sum().backward()
+        results.append((y.detach().numpy(), type(y.grad_fn).__name__, g.detach().numpy(), x.grad.numpy()))
+    (y, name, g, gg), (ty, tname, tg, tgg) = results
+    assert name == tname
+    for ours, theirs in ((y, ty), (g, tg), (gg, tgg)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("call", [
+    lambda T: T.linalg.pinv(T.ones(3, 2), 0.5, atol=0.1),
+    lambda T: T.linalg.pinv(T.ones(3, 2), rtol="a"),
+])
+def test_pinv_argument_errors_as_pytorch(torch, call):
+    errors = []
+    for T in (minigrad, torch):
+        with pytest.raises(TypeError) as e:
+            call(T)
+        errors.append(str(e.value).split("\n")[0])
+    assert errors[0] == errors[1]
