@@ -297,6 +297,20 @@ _REAL_STFT = ("stft with return_complex=False is deprecated. In a future pytorch
               "torch.view_as_real on the complex output to recover the old return format.")
 
 
+def _stft_refusal(signal, n_fft, hop, win_length, window, normalized, onesided, problem, padded=0):
+    """PyTorch's stft error: the call as its C++ side prints it (the signal after centre padding), then the problem."""
+    def name(t):
+        return f"torch.{t.dtype._legacy}"
+
+    shown = "None" if window is None else f"{name(window)}{{{list(window.shape)}}}"
+    shape = list(signal.shape[:-1]) + [signal.shape[-1] + 2 * padded]
+    side = "None" if onesided is None else int(bool(onesided))
+    win_length = n_fft if win_length is None else win_length
+    raise RuntimeError(f"stft({name(signal)}{shape}, n_fft={n_fft}, hop_length={hop}, "
+                       f"win_length={win_length}, window={shown}, normalized={int(bool(normalized))}, onesided={side}, "
+                       f"return_complex=1, align_to_window=None) : {problem}")
+
+
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None):
     """Short-time Fourier transform of a 1D signal or a batch (B, N): (B?, n_fft//2 + 1, frames) complex.
@@ -311,6 +325,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if input.array.dtype.kind == "c":
         raise NotImplementedError("stft of a complex signal is not supported by minigrad")
     hop = n_fft // 4 if hop_length is None else hop_length
+    if input.ndim not in (1, 2):
+        _stft_refusal(input, n_fft, hop, win_length, window, normalized, onesided, "expected a 1D or 2D tensor",
+                      n_fft // 2 if center else 0)
     x = input if input.ndim == 2 else input.unsqueeze(0)
     if center:
         pad = n_fft // 2
@@ -335,8 +352,20 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
             else:
                 raise NotImplementedError(f"Unrecognised padding mode {pad_mode}")
             x = x[:, Tensor._wrap(idx)]
-    if x.shape[-1] < n_fft:
-        raise RuntimeError(f"stft: input length ({x.shape[-1]}) must be at least n_fft ({n_fft})")
+    signal = x if input.ndim == 2 else x.squeeze(0)
+    length, win = x.shape[-1], n_fft if win_length is None else win_length
+    if not 0 < n_fft <= length:
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
+                      f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
+                      f"expected hop_length > 0, but got hop_length={hop}")
+    if not 0 < win <= n_fft:
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
+                      f"expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win):
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided, "expected a 1D window tensor of size equal "
+                      f"to win_length={win}, but got window with size {list(window.shape)}")
     frames = x[:, Tensor._wrap(_frames(x.shape[-1], n_fft, hop))] * _window(window, win_length, n_fft, input)
     onesided = True if onesided is None else onesided
     out = (rfft if onesided else fft)(frames, dim=-1, norm="ortho" if normalized else None)

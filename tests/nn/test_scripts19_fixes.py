@@ -81,3 +81,22 @@ def test_pinv_argument_errors_as_pytorch(torch, call):
             call(T)
         errors.append(str(e.value).split("\n")[0])
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("kw", [
+    dict(hop_length=0, onesided=True, normalized=True), dict(hop_length=-1, center=False), dict(win_length=0),
+    dict(n_fft=0), dict(n_fft=100, center=False), dict(n_fft=41, center=False), dict(win_length=20),
+    dict(window=(2, 8)), dict(window=(10,)), dict(shape=(40,), n_fft=100, center=False), dict(shape=(2, 2, 40)),
+], ids=["hop0", "hop_negative", "win0", "nfft0", "nfft_long", "nfft_one_over", "win_long", "window_2d",
+        "window_short", "one_signal", "3d"])
+def test_stft_argument_errors_as_pytorch(torch, kw):
+    """A bad stft argument gets PyTorch's one line (the call as its C++ side prints it), not a numpy error."""
+    kw = dict(kw)
+    shape, n_fft, window = kw.pop("shape", (2, 40)), kw.pop("n_fft", 16), kw.pop("window", None)
+    errors = []
+    for T in (minigrad, torch):
+        with pytest.raises(RuntimeError) as e:
+            T.stft(T.zeros(shape, dtype=T.float64), n_fft, window=None if window is None else T.ones(window),
+                   return_complex=True, **kw)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
