@@ -379,14 +379,25 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if not input.is_complex():  # (a real (..., 2) spectrum is PyTorch's removed older form)
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
-    if return_complex:
-        raise NotImplementedError("istft with return_complex=True is not supported by minigrad")
     hop = n_fft // 4 if hop_length is None else hop_length
     spec = input if input.ndim == 3 else input.unsqueeze(0)
-    if onesided is False:
-        frames = ifft(spec.transpose(1, 2), dim=-1, norm="ortho" if normalized else None).real
-    else:
-        frames = irfft(spec.transpose(1, 2), n=n_fft, dim=-1, norm="ortho" if normalized else None)
+    given, onesided = onesided, spec.shape[1] != n_fft if onesided is None else onesided
+    bins = n_fft // 2 + 1 if onesided else n_fft
+    if spec.shape[1] != bins:
+        shown = "None" if window is None else f"torch.{window.dtype._legacy}{{{list(window.shape)}}}"
+        raise RuntimeError(
+            f"istft(CPU{input.dtype._legacy[:-6]}Type{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, "
+            f"win_length={n_fft if win_length is None else win_length}, window={shown}, center={int(bool(center))}, "
+            f"normalized={int(bool(normalized))}, onesided={'None' if given is None else int(bool(given))}, length={length}, "
+            f"return_complex={int(bool(return_complex))}) : expected the frequency dimension (3rd to the last) of the "
+            f"input tensor to match {'n_fft / 2 + 1' if onesided else 'n_fft'} when onesided={onesided}, but got "
+            f"{spec.shape[1]}")
+    if return_complex:
+        if onesided:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        frames = ifft(spec.transpose(1, 2), dim=-1, norm="ortho" if normalized else None)
+    else:  # (a two-sided spectrum is read as PyTorch reads it: its first n_fft // 2 + 1 bins only)
+        frames = irfft(spec[:, :n_fft // 2 + 1].transpose(1, 2), n=n_fft, dim=-1, norm="ortho" if normalized else None)
     w = _window(window, win_length, n_fft, frames)
     frames = frames * w
     count = frames.shape[1]

@@ -100,3 +100,39 @@ def test_stft_argument_errors_as_pytorch(torch, kw):
                    return_complex=True, **kw)
         errors.append(str(e.value))
     assert errors[0] == errors[1]
+
+
+def _istft(T, spec, **kw):
+    s = T.tensor(spec, requires_grad=True)
+    y = T.istft(s, 16, hop_length=4, window=T.hann_window(16, dtype=T.float64), **kw)
+    w = T.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape)))
+    (y.abs() * w).sum().backward()
+    return y.detach(), s.grad
+
+
+_SPEC = np.random.default_rng(3).standard_normal((2, 16, 11)) + 1j * np.random.default_rng(4).standard_normal((2, 16, 11))
+
+
+@pytest.mark.parametrize("kw", [dict(onesided=False), dict(), dict(return_complex=True),
+                                dict(return_complex=True, onesided=False, length=30)],
+                         ids=["two_sided", "inferred", "complex", "complex_length"])
+def test_istft_of_a_two_sided_spectrum_as_pytorch(torch, kw):
+    """A two-sided spectrum (not conjugate-symmetric here): PyTorch reads only its first n_fft // 2 + 1 bins for a
+    real signal (so the gradient of the rest is zero), and inverts it whole with return_complex=True."""
+    (y, g), (ty, tg) = _istft(minigrad, _SPEC, **kw), _istft(torch, _SPEC, **kw)
+    assert str(y.dtype).split(".")[-1] == str(ty.dtype).split(".")[-1]
+    np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("bins, n_fft, kw", [
+    (9, 16, dict(return_complex=True)), (9, 16, dict(return_complex=True, onesided=True)),
+    (16, 16, dict(onesided=True)), (9, 16, dict(onesided=False)), (9, 15, dict(length=20, center=False)),
+], ids=["complex_of_onesided", "complex_onesided", "onesided_of_two_sided", "two_sided_of_onesided", "odd_n_fft"])
+def test_istft_spectrum_of_the_wrong_size_refused_as_pytorch(torch, bins, n_fft, kw):
+    errors = []
+    for T in (minigrad, torch):
+        with pytest.raises(RuntimeError) as e:
+            T.istft(T.tensor(_SPEC[:, :bins]), n_fft, hop_length=4, window=T.hann_window(n_fft, dtype=T.float64), **kw)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
