@@ -570,8 +570,8 @@ def eig(A):
 
 def eigvals(A):
     """The eigenvalues of a square matrix (complex)."""
-    if A.array.ndim < 2:
-        raise RuntimeError("linalg.eigvals: The input tensor A must have at least 2 dimensions.")
+    if A.array.dtype.kind not in "iub":  # (integers meet eig's refusal first, as in PyTorch)
+        _square("eigvals", A if A.array.dtype.kind != "c" else A.real)
     return eig(A).eigenvalues
 
 

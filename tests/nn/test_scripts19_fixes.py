@@ -136,3 +136,16 @@ def test_istft_spectrum_of_the_wrong_size_refused_as_pytorch(torch, bins, n_fft,
             T.istft(T.tensor(_SPEC[:, :bins]), n_fft, hop_length=4, window=T.hann_window(n_fft, dtype=T.float64), **kw)
         errors.append(str(e.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda T: T.ones(2, 3), lambda T: T.ones(2, 3, dtype=T.complex64), lambda T: T.ones(3),
+    lambda T: T.ones(2, 3, dtype=T.long),
+], ids=["rectangular", "complex_rectangular", "vector", "integer"])
+def test_eigvals_refusals_name_eigvals(torch, make):
+    errors = []
+    for T in (minigrad, torch):
+        with pytest.raises(RuntimeError) as e:
+            T.linalg.eigvals(make(T))
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
