@@ -299,14 +299,11 @@ _REAL_STFT = ("stft with return_complex=False is deprecated. In a future pytorch
 
 def _stft_refusal(signal, n_fft, hop, win_length, window, normalized, onesided, problem, padded=0):
     """PyTorch's stft error: the call as its C++ side prints it (the signal after centre padding), then the problem."""
-    def name(t):
-        return f"torch.{t.dtype._legacy}"
-
-    shown = "None" if window is None else f"{name(window)}{{{list(window.shape)}}}"
+    shown = "None" if window is None else f"{window.type()}{{{list(window.shape)}}}"
     shape = list(signal.shape[:-1]) + [signal.shape[-1] + 2 * padded]
     side = "None" if onesided is None else int(bool(onesided))
     win_length = n_fft if win_length is None else win_length
-    raise RuntimeError(f"stft({name(signal)}{shape}, n_fft={n_fft}, hop_length={hop}, "
+    raise RuntimeError(f"stft({signal.type()}{shape}, n_fft={n_fft}, hop_length={hop}, "
                        f"win_length={win_length}, window={shown}, normalized={int(bool(normalized))}, onesided={side}, "
                        f"return_complex=1, align_to_window=None) : {problem}")
 
@@ -384,7 +381,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     given, onesided = onesided, spec.shape[1] != n_fft if onesided is None else onesided
     bins = n_fft // 2 + 1 if onesided else n_fft
     if spec.shape[1] != bins:
-        shown = "None" if window is None else f"torch.{window.dtype._legacy}{{{list(window.shape)}}}"
+        shown = "None" if window is None else f"{window.type()}{{{list(window.shape)}}}"
         raise RuntimeError(
             f"istft(CPU{input.dtype._legacy[:-6]}Type{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, "
             f"win_length={n_fft if win_length is None else win_length}, window={shown}, center={int(bool(center))}, "

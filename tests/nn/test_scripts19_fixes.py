@@ -98,7 +98,7 @@ def test_stft_argument_errors_as_pytorch(torch, kw):
         with pytest.raises(RuntimeError) as e:
             T.stft(T.zeros(shape, dtype=T.float64), n_fft, window=None if window is None else T.ones(window),
                    return_complex=True, **kw)
-        errors.append(str(e.value))
+        errors.append(str(e.value).replace("torch.", "minigrad."))  # (minigrad names its own types)
     assert errors[0] == errors[1]
 
 
@@ -134,7 +134,7 @@ def test_istft_spectrum_of_the_wrong_size_refused_as_pytorch(torch, bins, n_fft,
     for T in (minigrad, torch):
         with pytest.raises(RuntimeError) as e:
             T.istft(T.tensor(_SPEC[:, :bins]), n_fft, hop_length=4, window=T.hann_window(n_fft, dtype=T.float64), **kw)
-        errors.append(str(e.value))
+        errors.append(str(e.value).replace("torch.", "minigrad."))
     assert errors[0] == errors[1]
 
 
