@@ -279,14 +279,12 @@ def _frames(n, n_fft, hop):
 
 
 def _window(window, win_length, n_fft, like):
-    """The window padded (centred) to n_fft, as PyTorch's stft pads it; ones where none is given."""
+    """The window padded (centred) to n_fft, as PyTorch's stft pads it; ones where none is given (stft and istft
+    have checked its size)."""
     win_length = n_fft if win_length is None else win_length
     if window is None:
         window = Tensor._wrap(np.ones(win_length, dtype=real_of(complex_of(like.array.dtype))
                                       if like.array.dtype.kind == "f" else like.array.dtype))
-    if window.shape[0] != win_length:
-        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to win_length={win_length}, but "
-                           f"got window with size {list(window.shape)}")
     left = (n_fft - win_length) // 2
     if left or win_length != n_fft:
         window = _cat(_cat(window.new_zeros(left), window, 0), window.new_zeros(n_fft - win_length - left), 0)
@@ -351,6 +349,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
             x = x[:, Tensor._wrap(idx)]
     signal = x if input.ndim == 2 else x.squeeze(0)
     length, win = x.shape[-1], n_fft if win_length is None else win_length
+    if input.array.dtype.kind not in "fc":
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
+                      "expected a tensor of floating point or complex values")
     if not 0 < n_fft <= length:
         _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
                       f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
@@ -377,20 +378,36 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
     hop = n_fft // 4 if hop_length is None else hop_length
-    spec = input if input.ndim == 3 else input.unsqueeze(0)
-    given, onesided = onesided, spec.shape[1] != n_fft if onesided is None else onesided
-    bins = n_fft // 2 + 1 if onesided else n_fft
-    if spec.shape[1] != bins:
+    win = n_fft if win_length is None else win_length
+
+    def refuse(problem, sep=" : "):  # (PyTorch's text: the call as its C++ side prints it, then the problem)
         shown = "None" if window is None else f"{window.type()}{{{list(window.shape)}}}"
         raise RuntimeError(
             f"istft(CPU{input.dtype._legacy[:-6]}Type{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, "
-            f"win_length={n_fft if win_length is None else win_length}, window={shown}, center={int(bool(center))}, "
-            f"normalized={int(bool(normalized))}, onesided={'None' if given is None else int(bool(given))}, length={length}, "
-            f"return_complex={int(bool(return_complex))}) : expected the frequency dimension (3rd to the last) of the "
-            f"input tensor to match {'n_fft / 2 + 1' if onesided else 'n_fft'} when onesided={onesided}, but got "
-            f"{spec.shape[1]}")
+            f"win_length={win}, window={shown}, center={int(bool(center))}, normalized={int(bool(normalized))}, "
+            f"onesided={'None' if onesided is None else int(bool(onesided))}, length={length}, "
+            f"return_complex={int(bool(return_complex))}){sep}{problem}")
+
+    if input.ndim < 2:  # (PyTorch reads the frequency size of the real view as its dim -3)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim - 1}, {input.ndim}], but "
+                         "got -3)")
+    if input.numel() == 0:
+        refuse("input tensor cannot be empty.")
+    if input.ndim > 3:
+        refuse(f"expected a tensor with 3 or 4 dimensions, but got {input.ndim + 1}")
+    spec = input if input.ndim == 3 else input.unsqueeze(0)
+    sided = spec.shape[1] != n_fft if onesided is None else onesided
+    if spec.shape[1] != (n_fft // 2 + 1 if sided else n_fft):
+        refuse("expected the frequency dimension (3rd to the last) of the input tensor to match "
+               f"{'n_fft / 2 + 1' if sided else 'n_fft'} when onesided={bool(sided)}, but got {spec.shape[1]}")
+    if not 0 < hop <= win:
+        refuse("expected 0 < hop_length <= win_length")
+    if not 0 < win <= n_fft:
+        refuse("expected 0 < win_length <= n_fft")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win):
+        refuse("Invalid window shape. window has to be 1D and length of `win_length`")
     if return_complex:
-        if onesided:
+        if sided:
             raise RuntimeError("Cannot have onesided output if window or input is complex")
         frames = ifft(spec.transpose(1, 2), dim=-1, norm="ortho" if normalized else None)
     else:  # (a two-sided spectrum is read as PyTorch reads it: its first n_fft // 2 + 1 bins only)
@@ -408,7 +425,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     end = min(end, total)
     env = envelope[start:end]
     if (np.abs(env) < 1e-11).any():
-        raise RuntimeError("istft(...): window overlap add min: 0")
+        refuse("window overlap add min: 1", sep=" ")
     out = signal[:, start:end] / Tensor._wrap(env)
     if length is not None and out.shape[-1] < length:
         out = _cat(out, out.new_zeros((out.shape[0], length - out.shape[-1])), 1)

@@ -160,3 +160,35 @@ def test_einsum_grad_fn_name_as_pytorch(torch, equation, shapes):
         operands = [T.ones(*s, dtype=T.float64, requires_grad=True) for s in shapes]
         names.append(type(T.einsum(equation, *operands).grad_fn).__name__)
     assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("make, n_fft, kw", [
+    (lambda T: T.tensor(_SPEC[:, :9]), 16, dict(hop_length=20)),
+    (lambda T: T.tensor(_SPEC[:, :9]), 16, dict(hop_length=0)),
+    (lambda T: T.tensor(_SPEC[:, :9]), 16, dict(win_length=20, hop_length=4)),
+    (lambda T: T.tensor(_SPEC[:, :9]), 16, dict(window=(10,), hop_length=4)),
+    (lambda T: T.tensor(_SPEC[:, :9]), 16, dict(window=(16,), hop_length=4, center=False)),
+    (lambda T: T.ones(2, 0, 5, dtype=T.complex128), 16, dict()),
+    (lambda T: T.ones(1, 1, 9, 5, dtype=T.complex64), 16, dict()),
+    (lambda T: T.ones(9, dtype=T.complex64), 16, dict()),
+], ids=["hop_over_win", "hop0", "win_over_n_fft", "window_size", "zero_envelope", "empty", "4d", "1d"])
+def test_istft_argument_errors_as_pytorch(torch, make, n_fft, kw):
+    kw = dict(kw)
+    window = kw.pop("window", None)
+    errors = []
+    for T in (minigrad, torch):
+        w = None if window is None else T.hann_window(*window, dtype=T.float64)
+        with pytest.raises((RuntimeError, IndexError)) as e:
+            T.istft(make(T), n_fft, window=w, **kw)
+        # (the first line: PyTorch's envelope text goes on with the printout of a bool tensor)
+        errors.append((type(e.value).__name__, str(e.value).split("\n")[0].replace("torch.", "minigrad.")))
+    assert errors[0] == errors[1]
+
+
+def test_stft_of_integers_refused_as_pytorch(torch):
+    errors = []
+    for T in (minigrad, torch):
+        with pytest.raises(RuntimeError) as e:
+            T.stft(T.ones(40, dtype=T.long), 16, return_complex=True)
+        errors.append(str(e.value).replace("torch.", "minigrad."))
+    assert errors[0] == errors[1]
