@@ -183,13 +183,24 @@ def lagrangian(torch, init, inverse):
             return torch.linalg.pinv(hess[d:, d:]) @ rhs
         return torch.linalg.solve(hess[d:, d:], rhs)
 
+    def batched(states):  # (torch.func: the same accelerations, the net's parameters passed in, vmapped over states)
+        params = dict(net.named_parameters())
+
+        def lagrangian_of(p, state):
+            return torch.func.functional_call(net, p, (state,)).squeeze(-1) + 0.5 * (state[d:] ** 2).sum()
+
+        jac = torch.func.vmap(torch.func.grad(lagrangian_of, argnums=1), in_dims=(None, 0))(params, states)
+        hess = torch.func.vmap(torch.func.hessian(lagrangian_of, argnums=1), in_dims=(None, 0))(params, states)
+        rhs = jac[:, :d] - (hess[:, d:, :d] @ states[:, d:].unsqueeze(-1)).squeeze(-1)
+        return torch.linalg.solve(hess[:, d:, d:], rhs)
+
     rng = np.random.default_rng(193)
     states = torch.tensor(rng.standard_normal((4, 2 * d)))
     target = -states[:, :d]  # (unit springs: q'' = -q)
     opt = torch.optim.Adam(net.parameters(), lr=1e-2)
     losses = []
     for _ in range(2):
-        pred = torch.stack([acceleration(s) for s in states])
+        pred = batched(states) if inverse == "vmap" else torch.stack([acceleration(s) for s in states])
         loss = F.mse_loss(pred, target)
         opt.zero_grad()
         loss.backward()
@@ -198,7 +209,7 @@ def lagrangian(torch, init, inverse):
     return dict(init=init, losses=losses, pred=pred.detach(), grads=grads(net), params=list(net.parameters()))
 
 
-@pytest.mark.parametrize("inverse", ["pinv", "solve"])
+@pytest.mark.parametrize("inverse", ["pinv", "solve", "vmap"])
 def test_lagrangian_neural_network(torch, inverse):
     both(torch, lagrangian, inverse=inverse)
 
