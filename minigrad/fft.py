@@ -279,14 +279,12 @@ def _frames(n, n_fft, hop):
 
 
 def _window(window, win_length, n_fft, like):
-    """The window padded (centred) to n_fft, as PyTorch's stft pads it; ones where none is given."""
+    """The window padded (centred) to n_fft, as PyTorch's stft pads it; ones where none is given (stft and istft
+    have checked its size)."""
     win_length = n_fft if win_length is None else win_length
     if window is None:
         window = Tensor._wrap(np.ones(win_length, dtype=real_of(complex_of(like.array.dtype))
                                       if like.array.dtype.kind == "f" else like.array.dtype))
-    if window.shape[0] != win_length:
-        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to win_length={win_length}, but "
-                           f"got window with size {list(window.shape)}")
     left = (n_fft - win_length) // 2
     if left or win_length != n_fft:
         window = _cat(_cat(window.new_zeros(left), window, 0), window.new_zeros(n_fft - win_length - left), 0)
@@ -295,6 +293,17 @@ def _window(window, win_length, n_fft, like):
 _REAL_STFT = ("stft with return_complex=False is deprecated. In a future pytorch release, stft will return complex "
               "tensors for all inputs, and return_complex=False will raise an error.\nNote: you can still call "
               "torch.view_as_real on the complex output to recover the old return format.")
+
+
+def _stft_refusal(signal, n_fft, hop, win_length, window, normalized, onesided, problem, padded=0):
+    """PyTorch's stft error: the call as its C++ side prints it (the signal after centre padding), then the problem."""
+    shown = "None" if window is None else f"{window.type()}{{{list(window.shape)}}}"
+    shape = list(signal.shape[:-1]) + [signal.shape[-1] + 2 * padded]
+    side = "None" if onesided is None else int(bool(onesided))
+    win_length = n_fft if win_length is None else win_length
+    raise RuntimeError(f"stft({signal.type()}{shape}, n_fft={n_fft}, hop_length={hop}, "
+                       f"win_length={win_length}, window={shown}, normalized={int(bool(normalized))}, onesided={side}, "
+                       f"return_complex=1, align_to_window=None) : {problem}")
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
@@ -311,22 +320,50 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if input.array.dtype.kind == "c":
         raise NotImplementedError("stft of a complex signal is not supported by minigrad")
     hop = n_fft // 4 if hop_length is None else hop_length
+    if input.ndim not in (1, 2):
+        _stft_refusal(input, n_fft, hop, win_length, window, normalized, onesided, "expected a 1D or 2D tensor",
+                      n_fft // 2 if center else 0)
     x = input if input.ndim == 2 else input.unsqueeze(0)
     if center:
         pad = n_fft // 2
         n = x.shape[-1]
-        if pad_mode == "reflect":
-            idx = np.abs(np.arange(-pad, n + pad))
-            idx = np.where(idx >= n, 2 * (n - 1) - idx, idx)
-        elif pad_mode == "replicate":
-            idx = np.clip(np.arange(-pad, n + pad), 0, n - 1)
-        elif pad_mode == "circular":
-            idx = np.arange(-pad, n + pad) % n
+        # (PyTorch pads the (1, B, N) view with F.pad: its modes, and its refusals of too short a signal)
+        if pad_mode == "reflect" and pad >= n:
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({pad}, {pad}) at dimension 2 of input [1, {x.shape[0]}, {n}]")
+        if pad_mode == "circular" and pad > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if pad_mode == "constant":
+            zeros = x.new_zeros((x.shape[0], pad))
+            x = _cat(_cat(zeros, x, 1), zeros, 1)
         else:
-            raise NotImplementedError(f"stft pad_mode={pad_mode!r} is not supported by minigrad")
-        x = x[:, Tensor._wrap(idx)]
-    if x.shape[-1] < n_fft:
-        raise RuntimeError(f"stft: input length ({x.shape[-1]}) must be at least n_fft ({n_fft})")
+            if pad_mode == "reflect":
+                idx = np.abs(np.arange(-pad, n + pad))
+                idx = np.where(idx >= n, 2 * (n - 1) - idx, idx)
+            elif pad_mode == "replicate":
+                idx = np.clip(np.arange(-pad, n + pad), 0, n - 1)
+            elif pad_mode == "circular":
+                idx = np.arange(-pad, n + pad) % n
+            else:
+                raise NotImplementedError(f"Unrecognised padding mode {pad_mode}")
+            x = x[:, Tensor._wrap(idx)]
+    signal = x if input.ndim == 2 else x.squeeze(0)
+    length, win = x.shape[-1], n_fft if win_length is None else win_length
+    if input.array.dtype.kind not in "fc":
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
+                      "expected a tensor of floating point or complex values")
+    if not 0 < n_fft <= length:
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
+                      f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
+                      f"expected hop_length > 0, but got hop_length={hop}")
+    if not 0 < win <= n_fft:
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
+                      f"expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win):
+        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided, "expected a 1D window tensor of size equal "
+                      f"to win_length={win}, but got window with size {list(window.shape)}")
     frames = x[:, Tensor._wrap(_frames(x.shape[-1], n_fft, hop))] * _window(window, win_length, n_fft, input)
     onesided = True if onesided is None else onesided
     out = (rfft if onesided else fft)(frames, dim=-1, norm="ortho" if normalized else None)
@@ -340,14 +377,41 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if not input.is_complex():  # (a real (..., 2) spectrum is PyTorch's removed older form)
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
-    if return_complex:
-        raise NotImplementedError("istft with return_complex=True is not supported by minigrad")
     hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+
+    def refuse(problem, sep=" : "):  # (PyTorch's text: the call as its C++ side prints it, then the problem)
+        shown = "None" if window is None else f"{window.type()}{{{list(window.shape)}}}"
+        raise RuntimeError(
+            f"istft(CPU{input.dtype._legacy[:-6]}Type{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, "
+            f"win_length={win}, window={shown}, center={int(bool(center))}, normalized={int(bool(normalized))}, "
+            f"onesided={'None' if onesided is None else int(bool(onesided))}, length={length}, "
+            f"return_complex={int(bool(return_complex))}){sep}{problem}")
+
+    if input.ndim < 2:  # (PyTorch reads the frequency size of the real view as its dim -3)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim - 1}, {input.ndim}], but "
+                         "got -3)")
+    if input.numel() == 0:
+        refuse("input tensor cannot be empty.")
+    if input.ndim > 3:
+        refuse(f"expected a tensor with 3 or 4 dimensions, but got {input.ndim + 1}")
     spec = input if input.ndim == 3 else input.unsqueeze(0)
-    if onesided is False:
-        frames = ifft(spec.transpose(1, 2), dim=-1, norm="ortho" if normalized else None).real
-    else:
-        frames = irfft(spec.transpose(1, 2), n=n_fft, dim=-1, norm="ortho" if normalized else None)
+    sided = spec.shape[1] != n_fft if onesided is None else onesided
+    if spec.shape[1] != (n_fft // 2 + 1 if sided else n_fft):
+        refuse("expected the frequency dimension (3rd to the last) of the input tensor to match "
+               f"{'n_fft / 2 + 1' if sided else 'n_fft'} when onesided={bool(sided)}, but got {spec.shape[1]}")
+    if not 0 < hop <= win:
+        refuse("expected 0 < hop_length <= win_length")
+    if not 0 < win <= n_fft:
+        refuse("expected 0 < win_length <= n_fft")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win):
+        refuse("Invalid window shape. window has to be 1D and length of `win_length`")
+    if return_complex:
+        if sided:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        frames = ifft(spec.transpose(1, 2), dim=-1, norm="ortho" if normalized else None)
+    else:  # (a two-sided spectrum is read as PyTorch reads it: its first n_fft // 2 + 1 bins only)
+        frames = irfft(spec[:, :n_fft // 2 + 1].transpose(1, 2), n=n_fft, dim=-1, norm="ortho" if normalized else None)
     w = _window(window, win_length, n_fft, frames)
     frames = frames * w
     count = frames.shape[1]
@@ -361,7 +425,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     end = min(end, total)
     env = envelope[start:end]
     if (np.abs(env) < 1e-11).any():
-        raise RuntimeError("istft(...): window overlap add min: 0")
+        refuse("window overlap add min: 1", sep=" ")
     out = signal[:, start:end] / Tensor._wrap(env)
     if length is not None and out.shape[-1] < length:
         out = _cat(out, out.new_zeros((out.shape[0], length - out.shape[-1])), 1)

@@ -230,43 +230,77 @@ def _matrix_power(input, n):
     return out
 
 
-@composite_node("LinalgPinvBackward0")
+class Pinv(Function):
+    node_name = "LinalgPinvBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, atol, rtol, hermitian):
+        """Singular values (|eigenvalues| when hermitian, from A's lower triangle) at or below
+        max(atol, rtol * the largest) count as zero; atol / rtol broadcast against A's batch."""
+        ctx.save(A=a)
+        xp = array_module(a.array)
+        if hermitian:
+            w, V = xp.linalg.eigh(a.array, UPLO="L")
+            S, left, right = xp.abs(w), V * xp.sign(w)[..., None, :], V
+        else:
+            U, S, Vh = xp.linalg.svd(a.array, full_matrices=False)
+            left, right = U, xp.conj(xp.swapaxes(Vh, -1, -2))
+        tol = xp.maximum(atol[..., None], rtol[..., None] * S.max(-1, keepdims=True, initial=0.0))
+        kept = S > tol
+        inv = xp.where(kept, 1 / xp.where(kept, S, 1), 0).astype(S.dtype)
+        return (right * inv[..., None, :]) @ xp.conj(xp.swapaxes(left, -1, -2))
+
+    @staticmethod
+    def backward(ctx, g):
+        # X = A+: dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X, whose adjoint is below
+        a, x = ctx.saved_tensors
+        xh, gh = _mH(x), _mH(g)
+        return -(xh @ g @ xh) + (gh - a @ (x @ gh)) @ (x @ xh) + (xh @ x) @ (gh - (gh @ x) @ a)
+
+
 def pinverse(input, rcond=1e-15):
-    """The Moore-Penrose pseudo-inverse: (A^T A)^-1 A^T for full column rank, via numpy otherwise (no gradient)."""
-    m, n = input.array.shape[-2:]
-    try:
-        if m >= n:
-            return inverse(_mH(input) @ input) @ _mH(input)
-        return _mH(input) @ inverse(input @ _mH(input))
-    except RuntimeError:
-        return array_op(lambda a: array_module(a).linalg.pinv(a, rcond=rcond), input)
+    """The Moore-Penrose pseudo-inverse, singular values up to rcond times the largest counting as zero."""
+    return linalg_pinv(input, rcond)
 
 
+def _tolerance(value, A):
+    if value is None or isinstance(value, Tensor):
+        return value
+    return Tensor._wrap(array_module(A.array).asarray(value, dtype=np.float64))
 
-@composite_node("LinalgPinvBackward0")
-def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
-    """torch.linalg.pinv: singular values (|eigenvalues| when hermitian) at or below max(atol, rtol * the largest)
-    count as zero; rtol defaults to eps * max(m, n), or to 0 when only atol is given."""
+
+def _number(v):
+    return v is None or isinstance(v, Tensor) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    """torch.linalg.pinv: rtol defaults to eps * max(m, n), or to 0 when only atol is given; the older
+    positional rcond is an rtol with atol 0. Its gradient is that of the pseudo-inverse of A itself, as PyTorch's,
+    even where small singular values were cut."""
+    if (rcond is not None and (atol is not None or rtol is not None)) or not all(map(_number, (rcond, atol, rtol))):
+        given = ", ".join(["Tensor"] + ([] if rcond is None else [_arg_type(rcond)]) +
+                          [f"{k}={_arg_type(v)}" for k, v in (("atol", atol), ("rtol", rtol)) if v is not None])
+        raise TypeError(f"linalg_pinv() received an invalid combination of arguments - got ({given}), but expected one of:")
     if A.array.ndim < 2 or A.array.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.pinv({_legacy_name(A)}{{{list(A.array.shape)}}}): expected a tensor with 2 or "
                            "more dimensions of float, double, cfloat or cdouble types")
+    if rcond is not None:
+        atol, rtol = 0.0, rcond
+    atol, rtol = _tolerance(atol, A), _tolerance(rtol, A)
     m, n = A.array.shape[-2:]
-    if rtol is None:
-        rtol = 0.0 if atol is not None else np.finfo(A.array.dtype).eps * builtins.max(m, n)
     xp = array_module(A.array)
-    if hermitian:
-        w, V = eigh(A)
-        tol = builtins.max(atol or 0.0, rtol * float(xp.abs(w.array).max(initial=0.0)))
-        kept = w.abs() > tol
-        return (V * (kept / w.where(kept, 1.0)).unsqueeze(-2)) @ _mH(V)
-    sv = xp.linalg.svd(A.array, compute_uv=False)
-    tol = xp.maximum(atol or 0.0, rtol * sv[..., :1])
-    if bool((sv > tol).all()):  # full rank: the pseudo-inverse by the normal equations, as pinverse
-        return pinverse(A)
-    U, S, Vh = svd(A, full_matrices=False)
-    kept = S > Tensor._wrap(tol)
-    return (_mH(Vh) * (kept / S.where(kept, 1.0)).unsqueeze(-2)) @ _mH(U)
+    if rtol is None:
+        rtol = Tensor._wrap(xp.asarray(0.0 if atol is not None else np.finfo(A.array.dtype).eps * builtins.max(m, n)))
+    atol = Tensor._wrap(xp.asarray(0.0)) if atol is None else atol
+    batch = np.broadcast_shapes(A.array.shape[:-2], atol.array.shape, rtol.array.shape)
+    if batch != A.array.shape[:-2]:  # (a batch of tolerances: one pseudo-inverse of A for each)
+        A = A.expand(batch + (m, n))
+    return Pinv.apply(A, atol.array.real.astype(np.float64), rtol.array.real.astype(np.float64), hermitian)
 
+
+def _arg_type(v):
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
 
 
 # ---- decompositions: cholesky, qr, eigh, svd; lstsq, matrix_rank ------------------------------------------
@@ -564,8 +598,8 @@ def eig(A):
 
 def eigvals(A):
     """The eigenvalues of a square matrix (complex)."""
-    if A.array.ndim < 2:
-        raise RuntimeError("linalg.eigvals: The input tensor A must have at least 2 dimensions.")
+    if A.array.dtype.kind not in "iub":  # (integers meet eig's refusal first, as in PyTorch)
+        _square("eigvals", A if A.array.dtype.kind != "c" else A.real)
     return eig(A).eigenvalues
 
 

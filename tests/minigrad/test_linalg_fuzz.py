@@ -487,8 +487,6 @@ def _(rng, dt):
 
 # the cases where minigrad still differs from PyTorch, each with its reason (strict: a fix makes them fail)
 KNOWN = {
-    "pinv-float64-1": "pinv(hermitian=True)'s gradient: minigrad splits it evenly between A[i, j] and A[j, i] "
-                      "(eigh's symmetric backward); PyTorch's differs off the diagonal (same sum)",
     "solve_triangular-dtype": "linalg.solve_triangular promotes A and B to one dtype in PyTorch; minigrad refuses",
 }
 
