@@ -151,8 +151,6 @@ def test_eigvals_refusals_name_eigvals(torch, make):
     assert errors[0] == errors[1]
 
 
-@pytest.mark.xfail(strict=True, reason="minigrad's einsum is one node (EinsumBackward0); PyTorch lowers it to "
-                                       "permute / mul / sum / bmm / view, so its grad_fn is the last of those")
 @pytest.mark.parametrize("equation, shapes", [("bn,bm->bnm", [(2, 3), (2, 4)]), ("ij,jk->ik", [(2, 3), (3, 4)])])
 def test_einsum_grad_fn_name_as_pytorch(torch, equation, shapes):
     names = []
