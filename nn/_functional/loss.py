@@ -13,6 +13,7 @@ from minigrad.dtypes import result_type
 from minigrad.ops.elementwise import _BOOL_SUB, add_scalar, div_scalar, mul_scalar
 from minigrad.ops._util import add_reduce, broadcast_shapes, cast, not_differentiable, sum_to, sum_to_array
 from minigrad.ops.array_op import array_op
+from minigrad.ops.reduction import softmax_dtype_error
 
 from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
                       second_order, some_id_outside, xp_of)
@@ -307,12 +308,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         check_tensor(weight, "weight", "cross_entropy_loss", 3)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     xs, ts = tuple(input.array.shape), tuple(target.array.shape)
-    if input.array.dtype.kind != "f":
-        raise RuntimeError(f"cross_entropy: expected floating point logits, got {input.dtype}")
-    if ts == xs:  # class probabilities, not ids (PyTorch decides by the shape alone)
-        if target.array.dtype.kind != "f":
-            raise RuntimeError("Expected floating point type for target with class probabilities, got "
-                               f"{target.dtype._legacy[:-6]}")
+    if ts == xs and target.array.dtype.kind != "f":  # class probabilities, not ids (decided by the shape alone)
+        raise RuntimeError("Expected floating point type for target with class probabilities, got "
+                           f"{target.dtype._legacy[:-6]}")
+    if input.array.dtype.kind != "f":  # (PyTorch's log_softmax over the class dim refuses it, before the ids)
+        raise softmax_dtype_error(input, 1 if len(xs) > 1 else 0, "log_softmax")
+    if ts == xs:
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:  # (PyTorch's RuntimeError; it takes a negative one, refused here)
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -762,13 +763,16 @@ class NllLoss2d(NllLoss):
     node_name = "NllLoss2DBackward0"  # PyTorch's name when the input has dims past the classes
 
 
+_ID_DTYPES = (np.dtype(np.int64), np.dtype(np.uint8))  # the class ids PyTorch's nll_loss kernels take
+
+
 def _usual_rows(input, target, weight, size_average, reduce, reduction):
     """Whether a class-index loss's call is the usual one, float rows (N, C) against N integer ids with
     no weights nor legacy arguments: all that _check_class_target and the fronts' checks would pass,
     known in one test."""
     if weight is None and size_average is None and reduce is None and type(input) is Tensor and type(target) is Tensor:
         x, t = input.array, target.array
-        return x.ndim == 2 and t.shape == x.shape[:1] and x.dtype.kind == "f" and t.dtype.kind in "iu" \
+        return x.ndim == 2 and t.shape == x.shape[:1] and x.dtype.kind == "f" and t.dtype in _ID_DTYPES \
             and reduction in _REDUCTIONS
     return False
 
@@ -796,7 +800,7 @@ def _check_class_target(input, target, weight, name):
         raise RuntimeError(f"size mismatch (got input: {list(xs)} , target: {list(ts)}")
     if ts != want:
         raise RuntimeError(f"Expected target size {list(want)}, got {list(ts)}")
-    if target.array.dtype.kind not in "iu":  # (int32 ids are taken too, where PyTorch takes int64 and uint8)
+    if target.array.dtype not in _ID_DTYPES:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype._legacy[:-6]}")
     if weight is not None and tuple(weight.shape) != (C,):
         if len(xs) > 2:  # (PyTorch's spatial kernel words it without the numbers)
