@@ -109,6 +109,47 @@ def _rsplit(L, lengths):
     return L.utils.data.random_split(L.utils.data.TensorDataset(L.arange(10)), lengths)
 
 
+def _dataset_without_getitem(L):
+    return type("Data", (L.utils.data.Dataset,), {"__len__": lambda self: 3})()[0]
+
+
+def _steps_past_total(L):
+    optimizer = L.optim.SGD(_lin(L).parameters(), lr=0.1)
+    scheduler = L.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=1.0, total_steps=2)
+    for _ in range(3):
+        optimizer.step()
+        scheduler.step()
+
+
+def _generator_used_twice(L):
+    params = _lin(L).parameters()
+    L.optim.SGD(params, lr=0.1)
+    L.optim.Adam(params)
+
+
+def _add_param_group_again(L):
+    model = _lin(L)
+    L.optim.SGD(model.parameters(), lr=0.1).add_param_group({"params": [model.weight]})
+
+
+def _no_grad_without_call(L):
+    with L.no_grad:
+        pass
+
+
+def _grad_of_non_leaf(L):
+    return (L.ones(2, requires_grad=True) * 2).grad
+
+
+def _load_data_parallel_keys(L):
+    state = {"module." + k: v for k, v in _lin(L).state_dict().items()}
+    _lin(L).load_state_dict(state)
+
+
+def _ragged_batch(L):
+    return list(L.utils.data.DataLoader([L.ones(2), L.ones(3)], batch_size=2))
+
+
 CASES = {
  # --- layers fed the wrong input
  "linear_in_features": lambda L: _lin(L)(L.ones(2, 5)),
@@ -262,11 +303,60 @@ CASES = {
  "random_split_neg": lambda L: _rsplit(L, [11, -1]),
  "save_lambda": _save_lambda,
  "load_missing_file": lambda L: L.load("/nonexistent/ckpt.pt"),
+ # --- more of a first script's slips
+ "linear_neg_features": lambda L: L.nn.Linear(-1, 3),
+ "linear_numpy_input": lambda L: _lin(L)(L.ones(2, 4).numpy()),
+ "linear_list_input": lambda L: _lin(L)([[1.0, 2.0, 3.0, 4.0]]),
+ "conv_groups": lambda L: L.nn.Conv2d(3, 4, 3, groups=2),
+ "conv_same_strided": lambda L: L.nn.Conv2d(3, 4, 3, padding="same", stride=2),
+ "conv_padding_word": lambda L: L.nn.Conv2d(3, 4, 3, padding="full"),
+ "embedding_padding_idx": lambda L: L.nn.Embedding(5, 2, padding_idx=7),
+ "one_hot_negative": lambda L: F(L).one_hot(L.tensor([1, -1])),
+ "one_hot_float": lambda L: F(L).one_hot(L.tensor([1.0, 2.0])),
+ "one_hot_too_few": lambda L: F(L).one_hot(L.tensor([1, 4]), 3),
+ "lstm_dropout_one_layer": lambda L: L.nn.LSTM(4, 8, dropout=0.5),
+ "interpolate_both": lambda L: F(L).interpolate(L.ones(1, 1, 4, 4), size=8, scale_factor=2),
+ "interpolate_neither": lambda L: F(L).interpolate(L.ones(1, 1, 4, 4)),
+ "upsample_3d_bilinear": lambda L: L.nn.Upsample(scale_factor=2, mode="bilinear")(L.ones(1, 4, 4)),
+ "softmax_dim_oob": lambda L: F(L).softmax(L.ones(2, 3), dim=2),
+ "softmax_module_no_dim": lambda L: L.nn.Softmax()(L.ones(2, 3)),
+ "ce_time_major": lambda L: F(L).cross_entropy(L.ones(2, 5, 3), L.zeros(2, 5, dtype=L.long)),
+ "maxpool_2d_input_ok": lambda L: tuple(L.nn.MaxPool2d(2)(L.ones(4, 4)).shape),
+ "pad_odd": lambda L: F(L).pad(L.ones(1, 2, 3), (1, 2, 3)),
+ "pad_reflect_big": lambda L: F(L).pad(L.ones(1, 2, 3), (3, 3), mode="reflect"),
+ "module_to_long": lambda L: _lin(L).to(L.long),
+ "module_train_string": lambda L: _lin(L).train("eval"),
+ "module_eval_arg": lambda L: _lin(L).eval(True),
+ "moduledict_int_key": lambda L: L.nn.ModuleDict({1: L.nn.ReLU()}),
+ "parameter_numpy": lambda L: L.nn.Parameter(L.ones(2).numpy()),
+ "parameter_list": lambda L: L.nn.Parameter([1.0, 2.0]),
+ "parameter_number": lambda L: L.nn.Parameter(3.0),
+ "load_data_parallel_keys": _load_data_parallel_keys,
+ "grad_of_non_leaf": _grad_of_non_leaf,
+ "no_grad_without_call": _no_grad_without_call,
+ "backward_int_grad": lambda L: (L.ones(3, requires_grad=True) * 2).backward(L.ones(3, dtype=L.long)),
+ "generator_used_twice": _generator_used_twice,
+ "add_param_group_again": _add_param_group_again,
+ "lbfgs_no_closure": lambda L: L.optim.LBFGS(_lin(L).parameters()).step(),
+ "plateau_no_metric": lambda L: L.optim.lr_scheduler.ReduceLROnPlateau(L.optim.SGD(_lin(L).parameters(), lr=0.1)).step(),
+ "one_cycle_past_total": _steps_past_total,
+ "sgd_lr_tensor_ok": lambda L: L.optim.SGD(_lin(L).parameters(), lr=L.tensor(0.1)).defaults["momentum"],
+ "ragged_batch": _ragged_batch,
+ "dataset_without_getitem": _dataset_without_getitem,
+ "random_sampler_zero": lambda L: L.utils.data.RandomSampler(range(3), num_samples=0),
+ "weighted_sampler_negative": lambda L: L.utils.data.WeightedRandomSampler([0.5, -1.0], 2),
+ "dl_sampler_batch_sampler": lambda L: _dataloader_iter(L, sampler=range(10), batch_sampler=[[0, 1]]),
+ "dl_batch_size_float": lambda L: _dataloader_iter(L, batch_size=2.5),
+ "subset_oob": lambda L: L.utils.data.Subset(L.utils.data.TensorDataset(L.arange(3)), [5])[0],
+ "save_to_directory": lambda L: L.save({"a": 1}, "/tmp"),
 }
 
 
 # PyTorch's words begin minigrad's, which go on to say what to install (minigrad's cuda is cupy's)
 PREFIX = {"to_cuda", "cuda", "tensor_to_cuda"}
+# PyTorch's text past or around these words is not stable (a set's order, a C++ source line): the words must be in both
+KEY_PHRASE = {"conv_padding_word": "Invalid padding string 'full', should be one of",
+              "save_to_directory": "open file failed with strerror: Is a directory"}
 # deliberate differences, each with minigrad's own one line and why
 DELIBERATE = {
     "device_mismatch": (RuntimeError, "minigrad has no 'meta' device: its devices are cpu and cuda",
@@ -288,10 +378,17 @@ def outcome(L, fn):
 def _text(message):
     # minigrad's nn is PyTorch's torch.nn
     message = re.sub(r"(?<![\w.])nn\.", "torch.nn.", message.replace("minigrad", "torch"))
+    message = re.sub(r" \(Triggered internally at [^)]*\)$", "", message)  # (where in PyTorch's C++ it was said)
     return re.sub(r" at 0x[0-9a-f]+", "", message)
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - set(DELIBERATE)))
+# differences kept for now, each with why
+KEPT = {"parameter_numpy": "minigrad builds Parameters from arrays itself (a checkpoint's, a deepcopy's); "
+                           "PyTorch's AttributeError (an array has no detach) is not yet raised for a user's"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KEPT[n], strict=True)) if n in KEPT
+                                  else n for n in sorted(set(CASES) - set(DELIBERATE))])
 def test_mistake_is_answered_as_pytorch(name):
     (got, got_warned, got_value), (want, want_warned, want_value) = outcome(mg, CASES[name]), outcome(torch, CASES[name])
     assert (got is None) == (want is None), (got, want)
@@ -302,7 +399,9 @@ def test_mistake_is_answered_as_pytorch(name):
     assert isinstance(got, type(want)), (type(got), type(want), got)
     frames = traceback.extract_tb(got.__traceback__)
     assert not any("numpy" in f.filename for f in frames), f"raised inside numpy: {got!r}"
-    if name in PREFIX:
+    if name in KEY_PHRASE:
+        assert KEY_PHRASE[name] in str(got) and KEY_PHRASE[name] in str(want)
+    elif name in PREFIX:
         assert _text(str(got)).startswith(str(want))
     else:
         assert _text(str(got)) == _text(str(want))
