@@ -166,7 +166,7 @@ def linear(input, weight, bias=None):
     check_tensor_arg(weight, "linear", "weight", 2)
     x, w = input.array, weight.array
     if x.shape[-1:] != w.shape[1:] or w.ndim != 2 or x.dtype != w.dtype or x.dtype.kind == "c" or (
-            bias is not None and bias.array.dtype != w.dtype):
+            bias is not None and (bias.array.dtype != w.dtype or bias.array.shape != w.shape[:1])):
         if x.ndim and w.ndim == 1 and x.shape[-1] == w.shape[0] and x.dtype == w.dtype:  # a vector: input @ w
             out = input @ weight
             return out if bias is None else out + bias
@@ -203,6 +203,10 @@ def check_linear(input, weight, bias):
 
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_name(input.array.dtype)} != "
                            f"{cpp_name(weight.array.dtype)}")
+    if bias is not None and bias.array.ndim == 1 and len(ws) == 2 and bias.array.shape[0] not in (1, ws[0]):
+        rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1  # (PyTorch's addmm expands the bias to (rows, out))
+        raise RuntimeError(f"The expanded size of the tensor ({ws[0]}) must match the existing size ({len(bias)}) at "
+                           f"non-singleton dimension 1.  Target sizes: [{rows}, {ws[0]}].  Tensor sizes: [{len(bias)}]")
 
 
 def _name(t):  # PyTorch's name of a tensor's dtype in its errors: Float, Double, Long, ...
