@@ -15,7 +15,7 @@ from minigrad.ops._util import add_reduce, broadcast_shapes, cast, not_different
 from minigrad.ops.array_op import array_op
 from minigrad.ops.reduction import softmax_dtype_error
 
-from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
+from ._common import (Function, Tensor, check_sized_pair, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
                       second_order, some_id_outside, xp_of)
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -413,8 +413,7 @@ class MseLoss(Function):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    check_tensor(input, "input", "mse_loss")
-    check_tensor(target, "target", "mse_loss")
+    check_sized_pair(input, target, "mse_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if target.array.shape != input.array.shape:  # (only then: the usual call pays one tuple comparison)
         _warn_broadcast(input, target, stacklevel=4)  # (F.mse_loss is nn/functional.py's, which calls this)
@@ -512,6 +511,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. With `weight` (input's shape),
     each term is multiplied by it and 'mean' divides by the weights' sum. Composed of minigrad ops, as in
     PyTorch (a MeanBackward0 / SumBackward0 / AbsBackward0 node last)."""
+    check_sized_pair(input, target, "l1_loss")
     if isinstance(target, Tensor) and target.array.dtype == np.bool_:  # (PyTorch's l1_loss subtracts them as they are)
         raise RuntimeError(_BOOL_SUB)
     input, target = _promoted_pair(input, target, "l1_loss")
@@ -567,6 +567,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
     Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. One `SmoothL1LossBackward0`
     node, its edges the input's and the target's."""
+    check_sized_pair(input, target, "smooth_l1_loss")
     input, target = _promoted_pair(input, target, "smooth_l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -601,6 +602,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target; `weight` scales each term
     before the reduction. Shapes: (*), (*) -> () or (*). One `HuberLossBackward0` node, its edges the
     input's and the target's (with a weight, PyTorch's product and reduction after it)."""
+    check_sized_pair(input, target, "huber_loss")
     target = _float_pair(input, target, "huber_loss")  # (PyTorch computes it in the input's dtype)
     reduction = _legacy_reduction(None, None, reduction)
     if delta <= 0:
@@ -873,8 +875,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
     Shapes: input (*), target (*) the same, weight broadcastable -> scalar, or (*) for 'none'. One
     `BinaryCrossEntropyBackward0` node (gradients for input and target)."""
-    check_tensor(input, "input", "binary_cross_entropy")
-    check_tensor(target, "target", "binary_cross_entropy")
+    check_sized_pair(input, target, "binary_cross_entropy")
     if target.array.dtype != input.array.dtype:  # PyTorch computes nothing here, rather than promote
         raise RuntimeError(f"Found dtype {target.dtype._legacy[:-6]} but expected {input.dtype._legacy[:-6]}")
     target = _float_pair(input, target, "binary_cross_entropy")
@@ -938,8 +939,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
     Shapes: input (*), target (*) the same, weight and pos_weight broadcastable -> scalar, or (*) for 'none'.
     One `BinaryCrossEntropyWithLogitsBackward0` node."""
-    check_tensor(input, "input", "binary_cross_entropy_with_logits")
-    check_tensor(target, "target", "binary_cross_entropy_with_logits")
+    check_sized_pair(input, target, "binary_cross_entropy_with_logits")
     if input.array.dtype.kind == "f":
         kind = target.array.dtype.kind
         if kind == "b":
