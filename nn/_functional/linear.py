@@ -166,7 +166,7 @@ def linear(input, weight, bias=None):
     check_tensor_arg(weight, "linear", "weight", 2)
     x, w = input.array, weight.array
     if x.shape[-1:] != w.shape[1:] or w.ndim != 2 or x.dtype != w.dtype or x.dtype.kind == "c" or (
-            bias is not None and (bias.array.dtype != w.dtype or bias.array.shape != w.shape[:1])):
+            bias is not None and bias.array.dtype != w.dtype):
         if x.ndim and w.ndim == 1 and x.shape[-1] == w.shape[0] and x.dtype == w.dtype:  # a vector: input @ w
             out = input @ weight
             return out if bias is None else out + bias
@@ -174,11 +174,15 @@ def linear(input, weight, bias=None):
         if x.dtype.kind == "c":  # (Linear's backward on arrays has no conjugates: matmul's nodes have them)
             out = input @ weight.mT
             return out if bias is None else out + bias
-    if x.ndim == 1:  # a vector ends as PyTorch's does: in a view of its addmm, or a squeeze_ of its (1, in) mm
-        if bias is None:
-            return LinearNoBias.apply(input.unsqueeze(0), weight, None).squeeze_(0)
-        return Linear.apply(input, weight, bias).view(-1)
-    return (LinearNoBias if bias is None else Linear).apply(input, weight, bias)
+    try:
+        if x.ndim == 1:  # a vector ends as PyTorch's does: in a view of its addmm, or a squeeze_ of its (1, in) mm
+            if bias is None:
+                return LinearNoBias.apply(input.unsqueeze(0), weight, None).squeeze_(0)
+            return Linear.apply(input, weight, bias).view(-1)
+        return (LinearNoBias if bias is None else Linear).apply(input, weight, bias)
+    except ValueError:  # a bias that does not broadcast: PyTorch's words, found only once numpy refused it
+        check_linear(input, weight, bias)
+        raise
 
 
 def check_linear(input, weight, bias):
