@@ -385,6 +385,8 @@ CASES = {
  "pad_sequence_trailing": lambda L: L.nn.utils.rnn.pad_sequence([L.ones(2, 3), L.ones(2, 4)]),
  "sdpa_heads": lambda L: F(L).scaled_dot_product_attention(L.ones(1, 2, 3, 4), L.ones(1, 3, 3, 4), L.ones(1, 3, 3, 4)),
  "linear_bias_shape": lambda L: F(L).linear(L.ones(2, 4), L.ones(3, 4), L.ones(4)),
+ "linear_bias_shape_vector": lambda L: F(L).linear(L.ones(4), L.ones(3, 4), L.ones(2)),
+ "linear_bias_shape_3d": lambda L: F(L).linear(L.ones(5, 2, 4), L.ones(3, 4), L.ones(4)),
  "batchnorm_eval_batch1": lambda L: tuple(L.nn.BatchNorm1d(3).eval()(L.ones(1, 3)).shape),
 }
 
