@@ -388,6 +388,26 @@ CASES = {
  "linear_bias_shape_vector": lambda L: F(L).linear(L.ones(4), L.ones(3, 4), L.ones(2)),
  "linear_bias_shape_3d": lambda L: F(L).linear(L.ones(5, 2, 4), L.ones(3, 4), L.ones(4)),
  "batchnorm_eval_batch1": lambda L: tuple(L.nn.BatchNorm1d(3).eval()(L.ones(1, 3)).shape),
+ # --- a last round: hooks, state, data types
+ "zero_grad_then_step_none": lambda L: L.optim.Adam(_lin(L).parameters()).step(),
+ "state_dict_tensor_key": lambda L: _lin(L).load_state_dict({0: L.zeros(1)}),
+ "load_strict_string": lambda L: _lin(L).load_state_dict(_lin(L).state_dict(), strict="yes"),
+ "register_parameter_dot": lambda L: L.nn.Module().register_parameter("a.b", None),
+ "add_module_existing_attr": lambda L: (lambda m: m.add_module("training", L.nn.ReLU()))(L.nn.Module()),
+ "named_modules_memo": lambda L: len(list(_lin(L).named_modules())),
+ "conv_transpose_output_padding": lambda L: L.nn.ConvTranspose2d(3, 4, 3, stride=1, output_padding=2)(L.ones(1, 3, 5, 5)),
+ "avgpool_padding": lambda L: L.nn.AvgPool2d(2, padding=2)(L.ones(1, 1, 4, 4)),
+ "adaptive_pool_3d_input": lambda L: tuple(L.nn.AdaptiveAvgPool2d(2)(L.ones(3, 4, 4)).shape),
+ "groupnorm_groups": lambda L: L.nn.GroupNorm(3, 4),
+ "groupnorm_channels": lambda L: L.nn.GroupNorm(2, 4)(L.ones(2, 6, 3)),
+ "instance_norm_1d_2d": lambda L: L.nn.InstanceNorm1d(3)(L.ones(3, 4)),
+ "pixel_shuffle": lambda L: L.nn.PixelShuffle(2)(L.ones(1, 3, 2, 2)),
+ "unflatten_bad": lambda L: L.nn.Unflatten(1, (2, 3))(L.ones(2, 5)),
+ "flatten_bad_dim": lambda L: L.nn.Flatten(2)(L.ones(2, 3)),
+ "cosine_similarity_dims": lambda L: F(L).cosine_similarity(L.ones(2, 3), L.ones(2, 4)),
+ "triplet_margin_shapes": lambda L: F(L).triplet_margin_loss(L.ones(2, 3), L.ones(2, 3), L.ones(2, 4)),
+ "ctc_targets_long": lambda L: F(L).ctc_loss(L.ones(5, 2, 4).log_softmax(2), L.ones(2, 3, dtype=L.long),
+                                               L.tensor([5, 5]), L.tensor([3, 7])),
 }
 
 
