@@ -162,11 +162,14 @@ sparse_csr, sparse_csc = layout("sparse_csr"), layout("sparse_csc")
 
 
 def typename(obj):
-    """PyTorch's type name of a tensor ('minigrad.FloatTensor') or of any other object (its class's)."""
+    """PyTorch's type name of a tensor ('minigrad.FloatTensor'), of a class or function (its own qualified
+    name: nn.ReLU where nn.ReLU() was meant), or of any other object (its class's)."""
     if isinstance(obj, Tensor):
         return obj.type()
-    module = type(obj).__module__
-    return type(obj).__qualname__ if module in ("builtins", None) else f"{module}.{type(obj).__qualname__}"
+    named = obj if hasattr(obj, "__qualname__") or hasattr(obj, "__name__") else type(obj)
+    module = getattr(named, "__module__", None) or ""
+    qualname = getattr(named, "__qualname__", None) or named.__name__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def get_num_interop_threads():

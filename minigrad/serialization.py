@@ -310,6 +310,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
             if parent and not os.path.isdir(parent):
                 raise RuntimeError(f"Parent directory {parent} does not exist.") from None
             raise
+        except IsADirectoryError as e:  # a folder given for the file: PyTorch's RuntimeError
+            raise RuntimeError(f"open file failed with strerror: {e.strerror}") from None
     elif hasattr(f, "write"):
         if getattr(f, "seekable", lambda: False)():
             _write_zip(f, pickled, storages)

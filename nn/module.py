@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 import minigrad
 from minigrad import Tensor, dtypes
+from minigrad import typename as _typename
 from minigrad.tensor import _TO_OVERLOADS, dtype_argument, invalid_arguments, is_dtype_argument
 from minigrad.autograd import recording
 from minigrad.device import device as Device
@@ -42,15 +43,6 @@ _EXTRA_STATE_KEY = "_extra_state"  # (a module's get_extra_state() in its state 
 
 def _quoted(keys):
     return ", ".join(f'"{k}"' for k in keys)
-
-
-def _typename(value):
-    # PyTorch's torch.typename: a class (nn.ReLU where nn.ReLU() was meant), or an object of one that is not
-    # built in (a module where a parameter was meant), is named with its module
-    if isinstance(value, Tensor):
-        return f"minigrad.{value.dtype._legacy}"
-    cls = value if isinstance(value, type) else type(value)
-    return cls.__qualname__ if cls.__module__ in ("builtins", "", None) else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _check_member_name(kind, name):

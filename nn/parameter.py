@@ -27,6 +27,8 @@ class Parameter(Tensor):
         _refuse_sparse(data, "Parameter")
         if not isinstance(data, Tensor) and hasattr(data, "shape"):  # an array (a checkpoint's): kept as it is
             data = Tensor._wrap(data)
+        if not isinstance(data, Tensor):  # a list or a number: PyTorch detaches what it is given
+            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
         if isinstance(data, Tensor):
             # the same array and version counter: in-place edits through either are seen by both
             super().__init__(data.array, _version_counter=data._version_counter)
@@ -63,6 +65,8 @@ class Buffer(Tensor):
         _refuse_sparse(data, "Buffer")
         if not isinstance(data, Tensor) and hasattr(data, "shape"):  # an array (a checkpoint's): kept as it is
             data = Tensor._wrap(data)
+        if not isinstance(data, Tensor):  # a list or a number: PyTorch detaches what it is given
+            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
         if isinstance(data, Tensor):
             super().__init__(data.array, _version_counter=data._version_counter)
             if data.requires_grad:

@@ -17,6 +17,17 @@ def wrap(a):
 _POSITIONS = {"input": 1, "target": 2}  # (where PyTorch's binding names the place of the usual arguments)
 
 
+def check_sized_pair(input, target, fn):
+    """The pointwise losses whose PyTorch code first compares target.size() with input.size() in Python: a
+    number or a list given for either is its AttributeError (an array, which has a size, gets check_tensor's)."""
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        for value in (target, input):
+            if not isinstance(value, Tensor) and not hasattr(value, "size"):
+                raise AttributeError(f"'{type(value).__name__}' object has no attribute 'size'")
+        check_tensor(input, "input", fn)
+        check_tensor(target, "target", fn)
+
+
 def check_tensor(x, name, fn, position=None):
     if not isinstance(x, Tensor):
         position = position or _POSITIONS.get(name)

@@ -109,6 +109,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     """Negative log likelihood of target ~ Poisson(rate): e^x - y x with log_input (x = log rate), else
     x - y log(x + eps); full adds Stirling's y log y - y + log(2 pi y) / 2 where y > 1. Shapes: (*), (*)."""
     check_tensor(input, "input", "poisson_nll_loss")
+    check_tensor(target, "target", "poisson_nll_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     mg = _mg()
     terms = input.exp() - target * input if log_input else input - target * (input + eps).log()

@@ -174,11 +174,15 @@ def linear(input, weight, bias=None):
         if x.dtype.kind == "c":  # (Linear's backward on arrays has no conjugates: matmul's nodes have them)
             out = input @ weight.mT
             return out if bias is None else out + bias
-    if x.ndim == 1:  # a vector ends as PyTorch's does: in a view of its addmm, or a squeeze_ of its (1, in) mm
-        if bias is None:
-            return LinearNoBias.apply(input.unsqueeze(0), weight, None).squeeze_(0)
-        return Linear.apply(input, weight, bias).view(-1)
-    return (LinearNoBias if bias is None else Linear).apply(input, weight, bias)
+    try:
+        if x.ndim == 1:  # a vector ends as PyTorch's does: in a view of its addmm, or a squeeze_ of its (1, in) mm
+            if bias is None:
+                return LinearNoBias.apply(input.unsqueeze(0), weight, None).squeeze_(0)
+            return Linear.apply(input, weight, bias).view(-1)
+        return (LinearNoBias if bias is None else Linear).apply(input, weight, bias)
+    except ValueError:  # a bias that does not broadcast: PyTorch's words, found only once numpy refused it
+        check_linear(input, weight, bias)
+        raise
 
 
 def check_linear(input, weight, bias):
@@ -203,6 +207,10 @@ def check_linear(input, weight, bias):
 
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_name(input.array.dtype)} != "
                            f"{cpp_name(weight.array.dtype)}")
+    if bias is not None and bias.array.ndim == 1 and len(ws) == 2 and bias.array.shape[0] not in (1, ws[0]):
+        rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1  # (PyTorch's addmm expands the bias to (rows, out))
+        raise RuntimeError(f"The expanded size of the tensor ({ws[0]}) must match the existing size ({len(bias)}) at "
+                           f"non-singleton dimension 1.  Target sizes: [{rows}, {ws[0]}].  Tensor sizes: [{len(bias)}]")
 
 
 def _name(t):  # PyTorch's name of a tensor's dtype in its errors: Float, Double, Long, ...

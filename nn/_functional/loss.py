@@ -13,9 +13,10 @@ from minigrad.dtypes import result_type
 from minigrad.ops.elementwise import add_scalar, refuse_bool_sub, div_scalar, mul_scalar
 from minigrad.ops._util import add_reduce, broadcast_shapes, cast, not_differentiable, sum_to, sum_to_array
 from minigrad.ops.array_op import array_op
+from minigrad.ops.reduction import softmax_dtype_error
 
-from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
-                      second_order, some_id_outside, xp_of)
+from ._common import (Function, Tensor, check_sized_pair, check_tensor, for_blocks, once_differentiable, row_sum,
+                      rows_per_block, second_order, some_id_outside, xp_of)
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -307,12 +308,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         check_tensor(weight, "weight", "cross_entropy_loss", 3)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     xs, ts = tuple(input.array.shape), tuple(target.array.shape)
-    if input.array.dtype.kind != "f":
-        raise RuntimeError(f"cross_entropy: expected floating point logits, got {input.dtype}")
-    if ts == xs:  # class probabilities, not ids (PyTorch decides by the shape alone)
-        if target.array.dtype.kind != "f":
-            raise RuntimeError("Expected floating point type for target with class probabilities, got "
-                               f"{target.dtype._legacy[:-6]}")
+    if ts == xs and target.array.dtype.kind != "f":  # class probabilities, not ids (decided by the shape alone)
+        raise RuntimeError("Expected floating point type for target with class probabilities, got "
+                           f"{target.dtype._legacy[:-6]}")
+    if input.array.dtype.kind != "f":  # (PyTorch's log_softmax over the class dim refuses it, before the ids)
+        raise softmax_dtype_error(input, 1 if len(xs) > 1 else 0, "log_softmax")
+    if ts == xs:
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:  # (PyTorch's RuntimeError; it takes a negative one, refused here)
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -412,8 +413,7 @@ class MseLoss(Function):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    check_tensor(input, "input", "mse_loss")
-    check_tensor(target, "target", "mse_loss")
+    check_sized_pair(input, target, "mse_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if target.array.shape != input.array.shape:  # (only then: the usual call pays one tuple comparison)
         _warn_broadcast(input, target, stacklevel=4)  # (F.mse_loss is nn/functional.py's, which calls this)
@@ -521,6 +521,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. With `weight` (input's shape),
     each term is multiplied by it and 'mean' divides by the weights' sum. Composed of minigrad ops, as in
     PyTorch (a MeanBackward0 / SumBackward0 / AbsBackward0 node last)."""
+    check_sized_pair(input, target, "l1_loss")
     refuse_bool_sub(input, target)  # (PyTorch's l1_loss subtracts them as they are)
     input, target = _promoted_pair(input, target, "l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -575,6 +576,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
     Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. One `SmoothL1LossBackward0`
     node, its edges the input's and the target's."""
+    check_sized_pair(input, target, "smooth_l1_loss")
     input, target = _promoted_pair(input, target, "smooth_l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -609,6 +611,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target; `weight` scales each term
     before the reduction. Shapes: (*), (*) -> () or (*). One `HuberLossBackward0` node, its edges the
     input's and the target's (with a weight, PyTorch's product and reduction after it)."""
+    check_sized_pair(input, target, "huber_loss")
     target = _float_pair(input, target, "huber_loss")  # (PyTorch computes it in the input's dtype)
     reduction = _legacy_reduction(None, None, reduction)
     if delta <= 0:
@@ -771,13 +774,16 @@ class NllLoss2d(NllLoss):
     node_name = "NllLoss2DBackward0"  # PyTorch's name when the input has dims past the classes
 
 
+_ID_DTYPES = (np.dtype(np.int64), np.dtype(np.uint8))  # the class ids PyTorch's nll_loss kernels take
+
+
 def _usual_rows(input, target, weight, size_average, reduce, reduction):
     """Whether a class-index loss's call is the usual one, float rows (N, C) against N integer ids with
     no weights nor legacy arguments: all that _check_class_target and the fronts' checks would pass,
     known in one test."""
     if weight is None and size_average is None and reduce is None and type(input) is Tensor and type(target) is Tensor:
         x, t = input.array, target.array
-        return x.ndim == 2 and t.shape == x.shape[:1] and x.dtype.kind == "f" and t.dtype.kind in "iu" \
+        return x.ndim == 2 and t.shape == x.shape[:1] and x.dtype.kind == "f" and t.dtype in _ID_DTYPES \
             and reduction in _REDUCTIONS
     return False
 
@@ -805,7 +811,7 @@ def _check_class_target(input, target, weight, name):
         raise RuntimeError(f"size mismatch (got input: {list(xs)} , target: {list(ts)}")
     if ts != want:
         raise RuntimeError(f"Expected target size {list(want)}, got {list(ts)}")
-    if target.array.dtype.kind not in "iu":  # (int32 ids are taken too, where PyTorch takes int64 and uint8)
+    if target.array.dtype not in _ID_DTYPES:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype._legacy[:-6]}")
     if weight is not None and tuple(weight.shape) != (C,):
         if len(xs) > 2:  # (PyTorch's spatial kernel words it without the numbers)
@@ -878,8 +884,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
     Shapes: input (*), target (*) the same, weight broadcastable -> scalar, or (*) for 'none'. One
     `BinaryCrossEntropyBackward0` node (gradients for input and target)."""
-    check_tensor(input, "input", "binary_cross_entropy")
-    check_tensor(target, "target", "binary_cross_entropy")
+    check_sized_pair(input, target, "binary_cross_entropy")
     if target.array.dtype != input.array.dtype:  # PyTorch computes nothing here, rather than promote
         raise RuntimeError(f"Found dtype {target.dtype._legacy[:-6]} but expected {input.dtype._legacy[:-6]}")
     target = _float_pair(input, target, "binary_cross_entropy")
@@ -943,8 +948,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
     Shapes: input (*), target (*) the same, weight and pos_weight broadcastable -> scalar, or (*) for 'none'.
     One `BinaryCrossEntropyWithLogitsBackward0` node."""
-    check_tensor(input, "input", "binary_cross_entropy_with_logits")
-    check_tensor(target, "target", "binary_cross_entropy_with_logits")
+    check_sized_pair(input, target, "binary_cross_entropy_with_logits")
     if input.array.dtype.kind == "f":
         kind = target.array.dtype.kind
         if kind == "b":

@@ -501,8 +501,11 @@ class Optimizer:
                 result = hook(self, state_dict)
                 if result is not None:
                     state_dict = result
-        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+        if not isinstance(state_dict, dict):
             raise ValueError("optimizer state_dict must be a dict with 'state' and 'param_groups' entries")
+        for key in ("param_groups", "state"):  # (a model's state_dict given by mistake: PyTorch's KeyError)
+            if key not in state_dict:
+                raise KeyError(key)
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
