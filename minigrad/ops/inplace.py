@@ -507,9 +507,12 @@ def setitem(self, index, value):
         if state.grad_enabled and self._requires_grad or any(type(i) is slice and i.step is not None and i.step < 1
                                                              for i in idx):
             steps = _basic_steps(_plain_ints(idx), a.shape)
-        if state.grad_enabled and self._requires_grad and self.grad_fn is None and steps:
-            # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if state.grad_enabled and self._requires_grad and self.grad_fn is None:
+            if type(value) is Tensor:  # (PyTorch expands the value to the view before its copy_ is refused)
+                check_put_shapes(a, idx, value.array)
+            if steps:  # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
     if not advanced and type(value) is Tensor and may_overlap(a, value.array):  # (PyTorch's copy_)
         try:
             view = a[idx]
@@ -602,10 +605,22 @@ def _refuse_shared_put(self, idx, value):
 
 
 def _written_as_masked_fill(index, value):
-    """Whether PyTorch writes `t[index] = value` as masked_fill_ (one bool mask and one value), not index_put_."""
-    i = index[0] if type(index) is tuple and len(index) == 1 else index
-    mask = i.array if isinstance(i, Tensor) else i
-    return getattr(mask, "dtype", None) == np.bool_ and mask.ndim > 0 and value.numel() == 1
+    """Whether PyTorch writes `t[index] = value` as masked_fill_, not index_put_: one value, and of the items that
+    become index tensors (all but ints, 0-d integer tensors, slices, None and ...), just one, a bool mask."""
+    if value.numel() != 1:
+        return False
+    tensors = [i for i in (index if type(index) is tuple else (index,))
+               if not (i is None or i is Ellipsis or type(i) is slice or isinstance(i, (int, np.integer)) and type(i)
+                       is not bool or isinstance(i, Tensor) and not i.array.ndim and i.array.dtype.kind in "iu")]
+    if len(tensors) != 1:
+        return False
+    mask = tensors[0].array if isinstance(tensors[0], Tensor) else tensors[0]
+    if type(mask) is list:
+        try:
+            mask = np.asarray(mask)
+        except (ValueError, TypeError):  # (a ragged list, or one of tensors: not a mask)
+            return False
+    return getattr(mask, "dtype", None) == np.bool_ and mask.ndim > 0
 
 
 def _index_put_into_a_view(index, shape):

@@ -366,6 +366,9 @@ def compare_write(shape, dtype, spec, vspec, seed, mode):
     ((2,), "bool", (("bool", False), ("tensor", "bool", np.array([True, True]))), ("tensor", (), "int64"), 0,
      "plain"),  # the index's shapes, then the value's, then its dtype
     ((0,), "float64", (("numpy", np.array([0, 0])),), ("tensor", (), "float32"), 0, "plain"),  # ids into an empty dim
+    ((0, 0), "float64", (("none",),), ("tensor", (2, 1, 1), "float64"), 0, "leaf"),  # expand's error before the leaf's
+    ((0,), "bool", (("none",), ("tensor", "bool", np.array([], dtype=bool))), ("tensor", (), "bool"), 0,
+     "plain"),  # one mask beside None, one value: masked_fill_, which casts it
 ])
 def test_write_regressions(case):
     compare_write(*case)

@@ -1,0 +1,71 @@
+"""Differences the longer, newly seeded fuzzer runs found, reduced and compared with PyTorch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+torch = pytest.importorskip("torch")
+
+
+def outcome(fn):
+    """fn()'s result as a list, or (error type, first line of its text)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn().tolist()
+    except Exception as e:  # noqa: BLE001 (any exception is an outcome to compare)
+        return type(e).__name__, str(e).split("\n")[0]
+
+
+def written(L, shape, dtype, index, value, requires_grad=False):
+    def go():
+        x = L.zeros(shape, dtype=getattr(L, dtype), requires_grad=requires_grad)
+        x[index(L)] = L.tensor(value)
+        return x.detach()
+    return outcome(go)
+
+
+M = np.array([True, False, True])
+
+
+# a value of one element, written through one bool mask beside basic items: PyTorch's index_put_ writes it as
+# masked_fill_, which casts it, where with any other index tensor it refuses another dtype
+@pytest.mark.parametrize("shape, dtype, index, value", [
+    ((0,), "bool", lambda L: (None, L.tensor(np.array([], dtype=bool))), np.array(1)),
+    ((3,), "float32", lambda L: (None, L.tensor(M)), np.array(1.5)),
+    ((3,), "float32", lambda L: (None, L.tensor(M)), np.array([1.5])),
+    ((2, 3), "float32", lambda L: (0, L.tensor(M)), np.array(7.0)),
+    ((2, 3), "float32", lambda L: (L.tensor(np.array(1)), L.tensor(M)), np.array([7.0])),
+    ((2, 3), "float32", lambda L: (slice(None), [True, False, True]), np.array(7.0)),
+    ((2, 3), "float32", lambda L: (Ellipsis, L.tensor(M)), np.array([[7.0]])),
+    ((2, 3), "float32", lambda L: (None, L.tensor(np.array([True, False]))), np.array(7.0)),
+    ((2, 3), "int64", lambda L: (slice(1, None), M), np.array(2.5)),
+    # two index tensors, or a mask beside a bool (an index tensor to PyTorch): index_put_'s refusal stands
+    ((2, 3), "float32", lambda L: (True, slice(None), L.tensor(M)), np.array(7.0)),
+    ((2, 3), "float32", lambda L: (L.tensor(np.array(True)), slice(None), L.tensor(M)), np.array(7.0)),
+    ((2, 3), "float32", lambda L: (L.tensor(np.array([True, False])), [0]), np.array(7.0)),
+    ((2, 3), "float32", lambda L: (None, [0]), np.array(7.0)),
+    ((2, 3), "float32", lambda L: (None, L.tensor(M)), np.array([7.0, 8.0])),
+])
+def test_one_mask_one_value_is_a_masked_fill(shape, dtype, index, value):
+    assert written(mg, shape, dtype, index, value) == written(torch, shape, dtype, index, value)
+
+
+# a basic index into a leaf that requires grad: PyTorch expands the value to the view it copies into before
+# autograd refuses the write, so a value that does not fit gets expand's error, not the leaf's
+@pytest.mark.parametrize("shape, index, value_shape", [
+    ((0, 0), lambda L: None, (2, 1, 1)),
+    ((2, 3), lambda L: 0, (4,)),
+    ((2, 3), lambda L: slice(None), (4,)),
+    ((2, 3), lambda L: Ellipsis, (2, 4)),
+    ((2, 3), lambda L: None, (4,)),
+    ((2, 3), lambda L: (slice(0, 1), 1), (1, 1, 2)),
+    ((2, 3), lambda L: None, (3,)),  # it fits: the leaf's refusal
+    ((2, 3), lambda L: slice(None), (1, 3)),
+    ((2, 3), lambda L: [0], (4,)),  # index_put_: autograd refuses first
+])
+def test_value_shape_checked_before_the_leaf_refusal(shape, index, value_shape):
+    value = np.zeros(value_shape)
+    assert written(mg, shape, "float64", index, value, True) == written(torch, shape, "float64", index, value, True)
