@@ -69,3 +69,15 @@ def test_one_mask_one_value_is_a_masked_fill(shape, dtype, index, value):
 def test_value_shape_checked_before_the_leaf_refusal(shape, index, value_shape):
     value = np.zeros(value_shape)
     assert written(mg, shape, "float64", index, value, True) == written(torch, shape, "float64", index, value, True)
+
+
+# index tensors whose shapes do not broadcast, written to: PyTorch's words once, as when read
+@pytest.mark.parametrize("shape, index", [
+    ((1, 0), lambda L: (0, [0, -1], False)),
+    ((3, 4), lambda L: ([0, 1], [0, 1, 2])),
+    ((2, 3, 4), lambda L: (slice(None), [0, 1], [0, 1, 2])),
+    ((2, 3), lambda L: (0, [0, 1], None, False)),
+])
+def test_unbroadcastable_index_tensors_written(shape, index):
+    value = np.array(1.0, dtype=np.float32)
+    assert written(mg, shape, "float32", index, value) == written(torch, shape, "float32", index, value)

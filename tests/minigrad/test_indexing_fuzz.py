@@ -369,6 +369,7 @@ def compare_write(shape, dtype, spec, vspec, seed, mode):
     ((0, 0), "float64", (("none",),), ("tensor", (2, 1, 1), "float64"), 0, "leaf"),  # expand's error before the leaf's
     ((0,), "bool", (("none",), ("tensor", "bool", np.array([], dtype=bool))), ("tensor", (), "bool"), 0,
      "plain"),  # one mask beside None, one value: masked_fill_, which casts it
+    ((1, 0), "float64", (("int", 0), ("list", [0, -1]), ("bool", False)), ("tensor", (), "float64"), 0, "plain"),
 ])
 def test_write_regressions(case):
     compare_write(*case)
