@@ -461,6 +461,8 @@ def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
     if index is False:  # PyTorch writes nothing for a plain False, checks nothing, records nothing
         return
+    if index is True:  # a plain True is PyTorch's None: a copy into t.unsqueeze(0), not an index tensor
+        index = None
     if recording.recorders_made and recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs
         recording.hook.recorder.on_inplace(setitem, self, (index, value), {})  # and records this
         return
@@ -531,7 +533,7 @@ def setitem(self, index, value):
             raise TypeError(f"can't assign a {type_name(value)} to a minigrad.{self.dtype._legacy}")
         value = Tensor._wrap(xp.asarray(checked_scalar(value, self.array.dtype), dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
-        if advanced and index is not True and not _written_as_masked_fill(index, value):  # (PyTorch's index_put_ casts nothing)
+        if advanced and not _written_as_masked_fill(index, value):  # (PyTorch's index_put_ casts nothing)
             check_put_shapes(a, idx, value.array)
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{self.dtype._legacy[:-6]} for the destination and {value.dtype._legacy[:-6]} for "

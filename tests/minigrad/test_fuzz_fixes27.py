@@ -81,3 +81,20 @@ def test_value_shape_checked_before_the_leaf_refusal(shape, index, value_shape):
 def test_unbroadcastable_index_tensors_written(shape, index):
     value = np.array(1.0, dtype=np.float32)
     assert written(mg, shape, "float32", index, value) == written(torch, shape, "float32", index, value)
+
+
+# a plain True is PyTorch's None (a copy into t.unsqueeze(0)): a value that does not fit gets expand's words,
+# before a leaf's refusal; a True inside a tuple stays an index tensor (index_put_'s words)
+@pytest.mark.parametrize("shape, index, value_shape, requires_grad", [
+    ((), lambda L: True, (2,), False),
+    ((3,), lambda L: True, (2,), False),
+    ((3,), lambda L: True, (2, 3), False),
+    ((3,), lambda L: True, (2,), True),
+    ((3,), lambda L: True, (3,), True),
+    ((3,), lambda L: True, (1, 1, 3), False),
+    ((3,), lambda L: (True,), (2,), False),
+])
+def test_a_plain_true_written_is_none(shape, index, value_shape, requires_grad):
+    value = np.ones(value_shape)
+    assert written(mg, shape, "float64", index, value, requires_grad) == \
+        written(torch, shape, "float64", index, value, requires_grad)

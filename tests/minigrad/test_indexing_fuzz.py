@@ -370,6 +370,7 @@ def compare_write(shape, dtype, spec, vspec, seed, mode):
     ((0,), "bool", (("none",), ("tensor", "bool", np.array([], dtype=bool))), ("tensor", (), "bool"), 0,
      "plain"),  # one mask beside None, one value: masked_fill_, which casts it
     ((1, 0), "float64", (("int", 0), ("list", [0, -1]), ("bool", False)), ("tensor", (), "float64"), 0, "plain"),
+    ((), "float64", ("bool", True), ("tensor", (2,), "float64"), 0, "plain"),  # a plain True: None, expand's words
 ])
 def test_write_regressions(case):
     compare_write(*case)
