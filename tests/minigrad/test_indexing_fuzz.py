@@ -193,7 +193,8 @@ def read(L, shape, dtype, spec, seed):
     info = {"value": y.clone(), "view": y._is_view(), "shares": y.numel() > 0 and y._is_view() and y.data_ptr() - base.data_ptr()}
     if y.numel() > 0 and y._is_view():  # a write through the view reaches the base, and bumps both versions
         before = base._version
-        y.view(-1)[0] = 1 if dtype != "bool" else not bool(y.view(-1)[0])
+        first = (0,) * y.dim()  # (not y.view(-1)[0]: a view that strides over the base has no flat view)
+        y[first] = 1 if dtype != "bool" else not bool(y[first])
         info["writes"] = (base.clone(), base._version - before, y._version)
     if dtype == "float64":
         z = x[build(L, spec)]
@@ -250,6 +251,7 @@ def test_getitem_matches_torch(data):
     ((2, 3), "float64", (("slice", None, None, -1), ("list", [0]))),  # numpy takes a negative step
     ((2, 3), "float64", (("tensor", "bool", np.array(True)), ("tensor", "bool", np.array([True, True, False])))),
     ((), "float64", ("slice", None, None, -1)),  # the step before the 0-d tensor's refusal
+    ((1, 2, 2, 2), "float64", (("int", 0), ("slice", None, None, None), ("int", 0))),  # a view with no flat view
 ])
 def test_read_regressions(case):
     compare_read(*case, seed=0)
