@@ -98,3 +98,24 @@ def test_a_plain_true_written_is_none(shape, index, value_shape, requires_grad):
     value = np.ones(value_shape)
     assert written(mg, shape, "float64", index, value, requires_grad) == \
         written(torch, shape, "float64", index, value, requires_grad)
+
+
+def index_reduce_grads(L, index_dtype, reduce):
+    x0 = L.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    src = L.tensor(np.array([4.0, 5.0]), requires_grad=True)
+    out = x0.clone().index_reduce_(0, L.tensor(np.array([0, 2]), dtype=getattr(L, index_dtype)), src, reduce,
+                                   include_self=False)
+    (out * L.tensor(np.array([1.0, 2.0, 3.0]))).sum().backward()
+    return x0.grad.tolist(), src.grad.tolist()
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce_int32_index_backward(reduce):
+    # index_reduce_ takes an int32 index (its forward and its documentation); its gradients are the int64 index's
+    assert index_reduce_grads(mg, "int32", reduce) == index_reduce_grads(torch, "int64", reduce)
+
+
+@pytest.mark.xfail(strict=True, raises=IndexError, reason="PyTorch's index_reduce_ backward (include_self=False) "
+                   "fills the gradient with index_fill_, which refuses the int32 index the forward took")
+def test_index_reduce_int32_index_backward_in_torch():
+    assert index_reduce_grads(mg, "int32", "prod") == index_reduce_grads(torch, "int32", "prod")
