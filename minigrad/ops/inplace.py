@@ -15,7 +15,7 @@ from ..autograd import function as _function
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
-from ..tensor import Tensor
+from ..tensor import Tensor, _RetainGrad
 from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may_overlap, output_shape_error, overlaps,
                     same_elements, too_many_positional, type_name)
 from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
@@ -172,10 +172,22 @@ def write_result(self, out):
         a[...] = b
     else:
         array_module(a).copyto(a, b, casting="same_kind")
-    self.grad_fn, self._output_nr, self._requires_grad = out.grad_fn, 0, True
+    set_history(self, out.grad_fn)
     self._version_counter[0] += 1
     _output_kept_in(self, out)
     return self
+
+
+def set_history(t, node):
+    """t's history becomes `node` (an in-place write recorded): its retain_grad hook moves to node, as PyTorch's
+    does, so .grad is the gradient of t as it is now; other hooks stay on the node they were registered on."""
+    old, nr = t.grad_fn, t._output_nr
+    t.grad_fn, t._output_nr, t._requires_grad = node, 0, True
+    hooks = t._retains_grad and old is not None and old._pre_hooks and old._pre_hooks.get(nr)
+    for key, hook in list(hooks.items()) if hooks else ():
+        if type(hook) is _RetainGrad:
+            del hooks[key]
+            node._register_tensor_hook(0, hook)
 
 
 def _output_kept_in(self, out):
@@ -279,7 +291,7 @@ def _inplace_on_view(view, out, place):
     else:
         new_base = IndexPut.apply(base, out, place)
     array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
-    base.grad_fn, base._output_nr, base._requires_grad = new_base.grad_fn, 0, True
+    set_history(base, new_base.grad_fn)
     _region_of_base(view, place)
 
 
@@ -320,7 +332,7 @@ def _region_of_base(view, place):
             region = ViewOfModifiedBase.apply(view._base, place, True)
     finally:
         state.grad_enabled = prev
-    view.grad_fn, view._output_nr, view._requires_grad = region.grad_fn, 0, True
+    set_history(view, region.grad_fn)
 
 
 def _keep_original(self, node):

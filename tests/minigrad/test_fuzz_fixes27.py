@@ -119,3 +119,41 @@ def test_index_reduce_int32_index_backward(reduce):
                    "fills the gradient with index_fill_, which refuses the int32 index the forward took")
 def test_index_reduce_int32_index_backward_in_torch():
     assert index_reduce_grads(mg, "int32", "prod") == index_reduce_grads(torch, "int32", "prod")
+
+
+def _retained(L, write, through_view, retain_view=False):
+    a = L.tensor(np.array([2.0, 3.0, 4.0]), requires_grad=True)
+    t = a * 1
+    v = t[1:]
+    (v if retain_view else t).retain_grad()
+    write(L, v if through_view else t)
+    (t * L.tensor(np.array([1.0, 10.0, 100.0]))).sum().backward()
+    g = (v if retain_view else t).grad  # (None for a view written: its new node is not on the loss's path)
+    return None if g is None else g.tolist(), a.grad.tolist()
+
+
+# retain_grad's hook follows a tensor's in-place writes (PyTorch moves it to the new node): .grad is the gradient
+# of the tensor as it is now, not of the value before the write
+@pytest.mark.parametrize("through_view, retain_view", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("write", [
+    lambda L, t: t.mul_(-1.0),
+    lambda L, t: t.mul_(L.tensor(np.array(5.0))),
+    lambda L, t: t.__setitem__(0, 7.0),
+    lambda L, t: t.add_(t.detach() * 0 + 1),
+], ids=["mul_", "mul_tensor", "setitem", "add_"])
+def test_retained_grad_follows_in_place_writes(write, through_view, retain_view):
+    assert _retained(mg, write, through_view, retain_view) == _retained(torch, write, through_view, retain_view)
+
+
+def test_other_hooks_stay_on_the_node_they_were_registered_on():
+    def run(L):
+        a = L.tensor(np.array([2.0, 3.0]), requires_grad=True)
+        t = a * 1
+        seen = []
+        t.register_hook(lambda g: seen.append(g.tolist()))
+        t.retain_grad()
+        t.mul_(3.0)
+        t.register_hook(lambda g: seen.append(g.tolist()))
+        (t * L.tensor(np.array([1.0, 10.0]))).sum().backward()
+        return seen, t.grad.tolist(), a.grad.tolist()
+    assert run(mg) == run(torch)
