@@ -157,3 +157,11 @@ def test_other_hooks_stay_on_the_node_they_were_registered_on():
         (t * L.tensor(np.array([1.0, 10.0]))).sum().backward()
         return seen, t.grad.tolist(), a.grad.tolist()
     assert run(mg) == run(torch)
+
+
+@pytest.mark.xfail(strict=True, reason="PyTorch casts float64 to float16 through float32, rounding twice: a value "
+                   "just past a float16 tie lands on the tie in float32, then rounds to even, not away from the tie")
+def test_float64_to_half_rounds_once():
+    v = np.array([3.3056640625030065, -3.3056640625030065])  # just past the tie between 3.3046875 and 3.306640625
+    assert mg.tensor(v).half().tolist() == v.astype(np.float16).tolist() == [3.306640625, -3.306640625]
+    assert torch.tensor(v).half().tolist() == mg.tensor(v).half().tolist()
