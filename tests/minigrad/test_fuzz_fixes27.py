@@ -165,3 +165,9 @@ def test_float64_to_half_rounds_once():
     v = np.array([3.3056640625030065, -3.3056640625030065])  # just past the tie between 3.3046875 and 3.306640625
     assert mg.tensor(v).half().tolist() == v.astype(np.float16).tolist() == [3.306640625, -3.306640625]
     assert torch.tensor(v).half().tolist() == mg.tensor(v).half().tolist()
+
+
+@pytest.mark.parametrize("dims", [1, -2, 0, -1, (0, 1), (0, 0), (), (-1, 0)])
+def test_flip_of_a_0d_tensor_checks_its_dims(dims):
+    # a 0-d tensor's dims are checked as one dim's: 0 and -1 only, each once
+    assert outcome(lambda: mg.tensor(2.0).flip(dims)) == outcome(lambda: torch.tensor(2.0).flip(dims))
