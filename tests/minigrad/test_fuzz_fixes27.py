@@ -171,3 +171,32 @@ def test_float64_to_half_rounds_once():
 def test_flip_of_a_0d_tensor_checks_its_dims(dims):
     # a 0-d tensor's dims are checked as one dim's: 0 and -1 only, each once
     assert outcome(lambda: mg.tensor(2.0).flip(dims)) == outcome(lambda: torch.tensor(2.0).flip(dims))
+
+
+def _scatter_prod_grads(L, index, src_shape, self_shape):
+    x = L.tensor(np.full(self_shape, 1.5), requires_grad=True)
+    s = L.tensor(np.arange(1.0, 1.0 + np.prod(src_shape)).reshape(src_shape), requires_grad=True)
+    out = x.clone().scatter_reduce(0, L.tensor(index), s, "prod", include_self=False)
+    out.sum().backward()
+    return x.grad.tolist(), s.grad.tolist()
+
+
+def test_scatter_reduce_prod_grad_of_an_unused_source_element():
+    # src[1] is past the index's shape: scatter_reduce never reads it, so its gradient is 0; the rest are
+    # PyTorch's for the src the index covers
+    (gx, gs), (wx, ws) = _scatter_prod_grads(mg, np.array([0]), (2,), (2,)), _scatter_prod_grads(torch, np.array([0]),
+                                                                                                (1,), (2,))
+    assert gx == wx and gs == ws + [0.0]
+
+
+@pytest.mark.xfail(strict=True, reason="PyTorch's scatter_reduce prod backward (include_self=False) divides by all "
+                   "of src, past the index's shape: an element never read gets a gradient")
+def test_scatter_reduce_prod_grad_of_an_unused_source_element_in_torch():
+    assert _scatter_prod_grads(torch, np.array([0]), (2,), (2,)) == _scatter_prod_grads(mg, np.array([0]), (2,), (2,))
+
+
+@pytest.mark.xfail(strict=True, raises=RuntimeError, reason="PyTorch's scatter_reduce prod backward "
+                   "(include_self=False) refuses an empty index whose shape is not src's, which its forward took")
+def test_scatter_reduce_prod_backward_of_an_empty_index_in_torch():
+    index = np.zeros((1, 0), dtype=np.int64)
+    assert _scatter_prod_grads(torch, index, (0, 2), (2, 2)) == _scatter_prod_grads(mg, index, (0, 2), (2, 2))
