@@ -260,6 +260,8 @@ def _index_error(e, shape, index=None):
         return IndexError(msg)
     if msg.startswith("too many indices"):
         return IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    if msg.startswith("shape mismatch: indexing tensors"):  # (check_put_shapes's, in PyTorch's words already)
+        return e
     if msg.startswith("shape mismatch: indexing arrays"):  # numpy's shapes (2,) (1,3) are PyTorch's [2], [1, 3]
         shapes = ", ".join(str(list(eval_shape)) for eval_shape in _numpy_shapes(msg))
         return IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}")

@@ -15,7 +15,7 @@ from ..autograd import function as _function
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
-from ..tensor import Tensor
+from ..tensor import Tensor, _RetainGrad
 from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may_overlap, output_shape_error, overlaps,
                     same_elements, too_many_positional, type_name)
 from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
@@ -172,10 +172,22 @@ def write_result(self, out):
         a[...] = b
     else:
         array_module(a).copyto(a, b, casting="same_kind")
-    self.grad_fn, self._output_nr, self._requires_grad = out.grad_fn, 0, True
+    set_history(self, out.grad_fn)
     self._version_counter[0] += 1
     _output_kept_in(self, out)
     return self
+
+
+def set_history(t, node):
+    """t's history becomes `node` (an in-place write recorded): its retain_grad hook moves to node, as PyTorch's
+    does, so .grad is the gradient of t as it is now; other hooks stay on the node they were registered on."""
+    old, nr = t.grad_fn, t._output_nr
+    t.grad_fn, t._output_nr, t._requires_grad = node, 0, True
+    hooks = t._retains_grad and old is not None and old._pre_hooks and old._pre_hooks.get(nr)
+    for key, hook in list(hooks.items()) if hooks else ():
+        if type(hook) is _RetainGrad:
+            del hooks[key]
+            node._register_tensor_hook(0, hook)
 
 
 def _output_kept_in(self, out):
@@ -279,7 +291,7 @@ def _inplace_on_view(view, out, place):
     else:
         new_base = IndexPut.apply(base, out, place)
     array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
-    base.grad_fn, base._output_nr, base._requires_grad = new_base.grad_fn, 0, True
+    set_history(base, new_base.grad_fn)
     _region_of_base(view, place)
 
 
@@ -320,7 +332,7 @@ def _region_of_base(view, place):
             region = ViewOfModifiedBase.apply(view._base, place, True)
     finally:
         state.grad_enabled = prev
-    view.grad_fn, view._output_nr, view._requires_grad = region.grad_fn, 0, True
+    set_history(view, region.grad_fn)
 
 
 def _keep_original(self, node):
@@ -461,6 +473,8 @@ def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
     if index is False:  # PyTorch writes nothing for a plain False, checks nothing, records nothing
         return
+    if index is True:  # a plain True is PyTorch's None: a copy into t.unsqueeze(0), not an index tensor
+        index = None
     if recording.recorders_made and recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs
         recording.hook.recorder.on_inplace(setitem, self, (index, value), {})  # and records this
         return
@@ -507,9 +521,12 @@ def setitem(self, index, value):
         if state.grad_enabled and self._requires_grad or any(type(i) is slice and i.step is not None and i.step < 1
                                                              for i in idx):
             steps = _basic_steps(_plain_ints(idx), a.shape)
-        if state.grad_enabled and self._requires_grad and self.grad_fn is None and steps:
-            # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if state.grad_enabled and self._requires_grad and self.grad_fn is None:
+            if type(value) is Tensor:  # (PyTorch expands the value to the view before its copy_ is refused)
+                check_put_shapes(a, idx, value.array)
+            if steps:  # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
     if not advanced and type(value) is Tensor and may_overlap(a, value.array):  # (PyTorch's copy_)
         try:
             view = a[idx]
@@ -528,7 +545,7 @@ def setitem(self, index, value):
             raise TypeError(f"can't assign a {type_name(value)} to a minigrad.{self.dtype._legacy}")
         value = Tensor._wrap(xp.asarray(checked_scalar(value, self.array.dtype), dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
-        if advanced and index is not True and not _written_as_masked_fill(index, value):  # (PyTorch's index_put_ casts nothing)
+        if advanced and not _written_as_masked_fill(index, value):  # (PyTorch's index_put_ casts nothing)
             check_put_shapes(a, idx, value.array)
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{self.dtype._legacy[:-6]} for the destination and {value.dtype._legacy[:-6]} for "
@@ -602,10 +619,22 @@ def _refuse_shared_put(self, idx, value):
 
 
 def _written_as_masked_fill(index, value):
-    """Whether PyTorch writes `t[index] = value` as masked_fill_ (one bool mask and one value), not index_put_."""
-    i = index[0] if type(index) is tuple and len(index) == 1 else index
-    mask = i.array if isinstance(i, Tensor) else i
-    return getattr(mask, "dtype", None) == np.bool_ and mask.ndim > 0 and value.numel() == 1
+    """Whether PyTorch writes `t[index] = value` as masked_fill_, not index_put_: one value, and of the items that
+    become index tensors (all but ints, 0-d integer tensors, slices, None and ...), just one, a bool mask."""
+    if value.numel() != 1:
+        return False
+    tensors = [i for i in (index if type(index) is tuple else (index,))
+               if not (i is None or i is Ellipsis or type(i) is slice or isinstance(i, (int, np.integer)) and type(i)
+                       is not bool or isinstance(i, Tensor) and not i.array.ndim and i.array.dtype.kind in "iu")]
+    if len(tensors) != 1:
+        return False
+    mask = tensors[0].array if isinstance(tensors[0], Tensor) else tensors[0]
+    if type(mask) is list:
+        try:
+            mask = np.asarray(mask)
+        except (ValueError, TypeError):  # (a ragged list, or one of tensors: not a mask)
+            return False
+    return getattr(mask, "dtype", None) == np.bool_ and mask.ndim > 0
 
 
 def _index_put_into_a_view(index, shape):

@@ -88,7 +88,8 @@ def flip_method(input, *dims, **kw):
 def _flip(input, dims, position, varargs=False):
     nd = input.array.ndim
     try:
-        return Flip.apply(input, () if nd == 0 else _dims(dims, nd))
+        checked = _dims(dims, max(nd, 1))  # (a 0-d tensor's dims checked as one dim's, as PyTorch's)
+        return Flip.apply(input, () if nd == 0 else checked)
     except TypeError:  # (a dim that is no int: numpy's refusal, given PyTorch's words)
         text = _dims_type_error(dims, position, varargs)
         if text is None:

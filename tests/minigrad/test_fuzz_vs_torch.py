@@ -432,6 +432,7 @@ def test_random_programs_match_torch(program):
     ((2, 2, 0), "float64", [("shape", "contiguous_t", 65536), ("reduction", "logsumexp", 0, False)]),
     ((0, 3), "float32", [("shape", "index_add", 58674)]),
     ((4, 2, 4), "bool", [("binary", "lt", (), "float32", 2), ("shape", "scatter_reduce", 24397)]),
+    ((), "float64", [("reduction", "flip", 1, False)]),  # a 0-d tensor's dims are checked
 ])
 def test_fuzzer_regressions(program):
     check(*program)

@@ -193,7 +193,8 @@ def read(L, shape, dtype, spec, seed):
     info = {"value": y.clone(), "view": y._is_view(), "shares": y.numel() > 0 and y._is_view() and y.data_ptr() - base.data_ptr()}
     if y.numel() > 0 and y._is_view():  # a write through the view reaches the base, and bumps both versions
         before = base._version
-        y.view(-1)[0] = 1 if dtype != "bool" else not bool(y.view(-1)[0])
+        first = (0,) * y.dim()  # (not y.view(-1)[0]: a view that strides over the base has no flat view)
+        y[first] = 1 if dtype != "bool" else not bool(y[first])
         info["writes"] = (base.clone(), base._version - before, y._version)
     if dtype == "float64":
         z = x[build(L, spec)]
@@ -250,6 +251,7 @@ def test_getitem_matches_torch(data):
     ((2, 3), "float64", (("slice", None, None, -1), ("list", [0]))),  # numpy takes a negative step
     ((2, 3), "float64", (("tensor", "bool", np.array(True)), ("tensor", "bool", np.array([True, True, False])))),
     ((), "float64", ("slice", None, None, -1)),  # the step before the 0-d tensor's refusal
+    ((1, 2, 2, 2), "float64", (("int", 0), ("slice", None, None, None), ("int", 0))),  # a view with no flat view
 ])
 def test_read_regressions(case):
     compare_read(*case, seed=0)
@@ -366,6 +368,11 @@ def compare_write(shape, dtype, spec, vspec, seed, mode):
     ((2,), "bool", (("bool", False), ("tensor", "bool", np.array([True, True]))), ("tensor", (), "int64"), 0,
      "plain"),  # the index's shapes, then the value's, then its dtype
     ((0,), "float64", (("numpy", np.array([0, 0])),), ("tensor", (), "float32"), 0, "plain"),  # ids into an empty dim
+    ((0, 0), "float64", (("none",),), ("tensor", (2, 1, 1), "float64"), 0, "leaf"),  # expand's error before the leaf's
+    ((0,), "bool", (("none",), ("tensor", "bool", np.array([], dtype=bool))), ("tensor", (), "bool"), 0,
+     "plain"),  # one mask beside None, one value: masked_fill_, which casts it
+    ((1, 0), "float64", (("int", 0), ("list", [0, -1]), ("bool", False)), ("tensor", (), "float64"), 0, "plain"),
+    ((), "float64", ("bool", True), ("tensor", (2,), "float64"), 0, "plain"),  # a plain True: None, expand's words
 ])
 def test_write_regressions(case):
     compare_write(*case)
@@ -505,10 +512,14 @@ def run_index_op(L, op, shape, dtype, p):
 
 # PyTorch's own faults, not its checks: a kernel's view past an empty self's storage (index_copy_, index_fill_,
 # index_reduce_), take_along_dim's division by an empty self's size, scatter's and index_fill_'s backwards that
-# refuse an empty index's gradient. minigrad does not copy them; a case that meets one is left out.
+# refuse an empty index's gradient, index_reduce_'s backward (include_self=False) that refuses the int32 index
+# its forward takes, scatter_reduce's prod backward that refuses an empty index of another shape than src's.
+# minigrad does not copy them; a case that meets one is left out.
 def torch_fault(op, err):
     return err is not None and (err[1].startswith(("setStorage: ", "ZeroDivisionError", "Function Scatter"))
-                                or op == "index_fill_" and err[1].startswith("index_select(): "))
+                                or op == "index_fill_" and err[1].startswith("index_select(): ")
+                                or op == "index_reduce_" and err[1] == "index_fill_(): Expected dtype int64 for index."
+                                or op == "scatter_reduce" and err[1].startswith("The size of tensor a "))
 
 
 @FUZZ
