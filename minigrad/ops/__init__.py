@@ -92,7 +92,6 @@ from .shape import (  # noqa: F401
 )
 
 _E, _P = elementwise, pointwise
-from ..dtypes import int8, int16, uint8  # noqa: E402
 from .. import dtypes as _dtypes  # noqa: E402
 
 
@@ -299,8 +298,7 @@ def _bind_methods(Tensor):
                                                                                         "'n' (position 1)")))
     methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
-    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=conj, byte=lambda self: self.to(uint8),
-                   char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
+    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=conj, nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into,
                                                                                         reads=_index_put_read))
     methods.update(nextafter_=_make_inplace(nextafter, "nextafter", elementwise=True, partial_reads=True), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))

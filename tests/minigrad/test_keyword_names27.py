@@ -1,0 +1,142 @@
+"""More of PyTorch's argument forms on minigrad, each against torch: memory_format= on every cast,
+gather(sparse_grad=True)'s sparse gradient, out= on the random and the remaining FFT and LU functions."""
+import numpy as np
+import pytest
+
+import minigrad
+
+torch = pytest.importorskip("torch")
+
+_A = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]]
+_P = [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]
+
+
+def _lu(lib):
+    return lib.linalg.lu_factor(lib.tensor(_A))
+
+
+def _spectrum(lib):
+    return lib.tensor(np.arange(16.0).reshape(4, 4) * (1 - 0.5j), dtype=lib.complex64)
+
+
+# (label, the call given the library, with out= an empty tensor of the dtype named by the library)
+OUT_CASES = [
+    ("multinomial", lambda lib, out: lib.multinomial(lib.tensor(_P), 2, out=out)),
+    ("normal(Tensor, Tensor)", lambda lib, out: lib.normal(lib.zeros(3), lib.ones(3), out=out)),
+    ("normal(float, float, size)", lambda lib, out: lib.normal(0.0, 1.0, (3,), out=out)),
+    ("bernoulli", lambda lib, out: lib.bernoulli(lib.tensor(_P), out=out)),
+    ("narrow_copy", lambda lib, out: lib.narrow_copy(lib.tensor(_A), 0, 1, 2, out=out)),
+    ("fft.hfft2", lambda lib, out: lib.fft.hfft2(_spectrum(lib), out=out)),
+    ("fft.hfftn", lambda lib, out: lib.fft.hfftn(_spectrum(lib), out=out)),
+    ("fft.ihfft2", lambda lib, out: lib.fft.ihfft2(lib.tensor(_A), out=out)),
+    ("fft.ihfftn", lambda lib, out: lib.fft.ihfftn(lib.tensor(_A), out=out)),
+    ("fft.irfft2", lambda lib, out: lib.fft.irfft2(_spectrum(lib), out=out)),
+    ("fft.fft2", lambda lib, out: lib.fft.fft2(lib.tensor(_A), out=out)),
+    ("linalg.lu_solve", lambda lib, out: lib.linalg.lu_solve(*_lu(lib), lib.tensor(_A)[:, :2], out=out)),
+    ("lu_solve", lambda lib, out: lib.lu_solve(lib.tensor(_A)[:, :2], *_lu(lib), out=out)),
+]
+_RANDOM = {"multinomial", "normal(Tensor, Tensor)", "normal(float, float, size)", "bernoulli"}
+
+
+def _outcome(call, lib, dtype):
+    out = lib.empty(0, dtype=getattr(lib, dtype))
+    try:
+        r = call(lib, out)
+    except Exception as e:  # noqa: BLE001 (the refusal is what is compared)
+        return type(e).__name__, str(e)
+    assert r is out
+    return str(out.dtype).split(".")[-1], tuple(out.shape), out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "complex64", "complex128"])
+@pytest.mark.filterwarnings("ignore:torch.lu_solve is deprecated")
+@pytest.mark.parametrize("label, call", OUT_CASES, ids=[c[0] for c in OUT_CASES])
+def test_out_as_pytorch(label, call, dtype):
+    expected = _outcome(call, torch, dtype)
+    got = _outcome(call, minigrad, dtype)
+    assert got[:2] == expected[:2]
+    if len(expected) == 3 and label not in _RANDOM:
+        np.testing.assert_allclose(got[2].numpy(), expected[2].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _grad(lib, v):
+    return lib.tensor(v).requires_grad_()
+
+
+# (label, the call with an input that requires grad, out's dtype)
+GRAD_CASES = [
+    ("normal", lambda lib, out: lib.normal(_grad(lib, [0.0, 1.0]), lib.ones(2), out=out), "float32"),
+    ("bernoulli", lambda lib, out: lib.bernoulli(_grad(lib, _P), out=out), "float32"),
+    ("narrow_copy", lambda lib, out: lib.narrow_copy(_grad(lib, _A), 0, 1, 2, out=out), "float32"),
+    ("fft.hfft2", lambda lib, out: lib.fft.hfft2(_spectrum(lib).requires_grad_(), out=out), "float32"),
+    ("fft.hfftn", lambda lib, out: lib.fft.hfftn(_spectrum(lib).requires_grad_(), out=out), "float32"),
+    ("fft.ihfft2", lambda lib, out: lib.fft.ihfft2(_grad(lib, _A), out=out), "complex64"),
+    ("fft.ihfftn", lambda lib, out: lib.fft.ihfftn(_grad(lib, _A), out=out), "complex64"),
+    ("linalg.lu_solve", lambda lib, out: lib.linalg.lu_solve(*_lu(lib), _grad(lib, _A), out=out), "float32"),
+    ("lu_solve", lambda lib, out: lib.lu_solve(_grad(lib, _A), *_lu(lib), out=out), "float32"),
+    ("multinomial", lambda lib, out: lib.multinomial(_grad(lib, _P), 2, out=out), "int64"),  # (not differentiable)
+]
+
+
+@pytest.mark.parametrize("label, call, dtype", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+@pytest.mark.filterwarnings("ignore:torch.lu_solve is deprecated")
+def test_out_with_an_input_that_requires_grad(label, call, dtype):
+    expected = _outcome(call, torch, dtype)
+    got = _outcome(call, minigrad, dtype)
+    assert got[:2] == expected[:2]
+
+
+@pytest.mark.parametrize("name", ["short", "char", "byte", "float", "int", "half", "cfloat"])
+def test_casts_take_memory_format(name):
+    x, tx = minigrad.rand(2, 3, 4, 5), torch.rand(2, 3, 4, 5)
+    got, expected = getattr(x, name)(memory_format=minigrad.channels_last), getattr(tx, name)(
+        memory_format=torch.channels_last)
+    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    assert got.stride() == expected.stride()
+    assert getattr(x, name)(memory_format=minigrad.contiguous_format).stride() == (60, 20, 5, 1)
+
+
+@pytest.mark.parametrize("name", ["short", "char", "byte", "bfloat16", "chalf"])
+def test_cast_memory_format_rank_refusal(name):
+    with pytest.raises(RuntimeError) as expected:
+        getattr(torch.ones(2), name)(memory_format=torch.channels_last)
+    with pytest.raises(RuntimeError) as got:
+        getattr(minigrad.ones(2), name)(memory_format=minigrad.channels_last)
+    assert str(got.value) == str(expected.value)
+
+
+GATHERS = [
+    (np.arange(12.0).reshape(3, 4), [[0, 1], [2, 3], [1, 1]], 1),
+    (np.arange(12.0).reshape(3, 4), [[0, 1, 2], [2, 0, 0]], 0),
+    (np.arange(24.0).reshape(2, 3, 4), np.zeros((2, 2, 2), int), 2),
+    (np.float64(2.0), [0, 0], 0),
+]
+
+
+@pytest.mark.parametrize("method", [False, True])
+@pytest.mark.parametrize("x, index, dim", GATHERS)
+def test_gather_sparse_grad_gives_a_sparse_gradient(x, index, dim, method):
+    results = []
+    for lib in (torch, minigrad):
+        t = lib.tensor(x, requires_grad=True)
+        i = lib.tensor(index, dtype=lib.int64)
+        y = t.gather(dim, i, sparse_grad=True) if method else lib.gather(t, dim, i, sparse_grad=True)
+        (y * 3).sum().backward()
+        g = t.grad
+        assert g.is_sparse
+        results.append((y.grad_fn.name(), tuple(g.shape), g._indices().tolist(), g._values().tolist(),
+                        y.detach().numpy().tolist()))
+    assert results[1] == results[0]
+
+
+def test_gather_sparse_grad_accumulates_as_pytorch():
+    grads = []
+    for lib in (torch, minigrad):
+        t = lib.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        i = lib.tensor([[0, 1], [2, 3], [1, 1]])
+        t.gather(1, i, sparse_grad=True).sum().backward()
+        sparse = t.grad.is_sparse
+        t.sum().backward()  # + dense: dense
+        t.gather(1, i, sparse_grad=True).sum().backward()  # dense + sparse: dense
+        grads.append((sparse, t.grad.is_sparse, t.grad.numpy().tolist()))
+    assert grads[1] == grads[0]
