@@ -233,6 +233,17 @@ def _abs_of(abs_):
     return op
 
 
+_masked_scatter_into = _make_inplace(composite.masked_scatter_into, "masked_scatter")
+
+
+def _masked_scatter_(self, *args, **kwargs):  # (a source sharing self's memory read as PyTorch's kernel reads it)
+    if len(args) == 2:
+        args = (args[0], composite.read_as_written(self, *args))
+    elif not args and kwargs.keys() == {"mask", "source"}:
+        kwargs["source"] = composite.read_as_written(self, **kwargs)
+    return _masked_scatter_into(self, *args, **kwargs)
+
+
 def _bind_methods(Tensor):
     methods = dict(
         add=_method_form(add), sub=_method_form(sub), mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log, sqrt=sqrt, rsqrt=rsqrt, tanh=tanh,
@@ -308,7 +319,7 @@ def _bind_methods(Tensor):
     methods.update(resize=shape.resize, resize_as=shape.resize_as)
     methods.update(resize_=inplace.resize_, resize_as_=inplace.resize_as_, map_=inplace.map_, map2_=inplace.map2_, put_=inplace.put_, set_=inplace.set_,
                    put=indexing.put)
-    methods["masked_scatter_"] = _make_inplace(composite.masked_scatter_into, "masked_scatter")
+    methods["masked_scatter_"] = _masked_scatter_
     for name in _INPLACE:
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,

@@ -51,6 +51,8 @@ def _as_view(out, base):
         if not state.grad_enabled and (base._requires_grad or getattr(base, "_no_grad_view", False)):
             out._no_grad_view = _flags_set = True  # (apply_inplace refuses writing through it with grad mode on)
             out._requires_grad = True  # (as PyTorch's: a leaf that requires grad through its base, gradients to neither)
+        elif _flags_set and getattr(base, "_no_grad_view", False):  # a view of one, with grad mode on: refused too,
+            out._no_grad_view = "of a view"  # in words that name the op that took it
     return out
 
 

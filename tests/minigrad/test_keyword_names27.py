@@ -140,3 +140,133 @@ def test_gather_sparse_grad_accumulates_as_pytorch():
         t.gather(1, i, sparse_grad=True).sum().backward()  # dense + sparse: dense
         grads.append((sparse, t.grad.is_sparse, t.grad.numpy().tolist()))
     assert grads[1] == grads[0]
+
+
+def _outcome_of(call, lib):
+    try:
+        r = call(lib)
+    except Exception as e:  # noqa: BLE001 (the refusal is what is compared)
+        return type(e).__name__, str(e)
+    return str(r.dtype).split(".")[-1], r.detach().numpy().tolist()
+
+
+_X = [[1.0, -2.0, 3.0], [0.5, 5.0, -1.0]]
+# (label, the call given the library): where's out= form takes tensors only; clamp's overloads take two tensor
+# bounds or two numbers (a 0-dim tensor that needs no grad counts as a number)
+ARGUMENT_CASES = [
+    ("where(c, x, y, out)", lambda lib: lib.where(lib.tensor(_X) > 0, lib.tensor(_X), lib.zeros(2, 3),
+                                                  out=lib.empty(2, 3))),
+    ("where(c, x, number, out)", lambda lib: lib.where(lib.tensor(_X) > 0, lib.tensor(_X), 0.0, out=lib.empty(2, 3))),
+    ("where(c, number, y, out)", lambda lib: lib.where(lib.tensor(_X) > 0, 1, lib.tensor(_X), out=lib.empty(2, 3))),
+    ("where(bool, x, y, out)", lambda lib: lib.where(True, lib.tensor(_X), lib.tensor(_X), out=lib.empty(2, 3))),
+    ("where(c, x, number)", lambda lib: lib.where(lib.tensor(_X) > 0, lib.tensor(_X), 0.0)),
+    ("clamp_(number, tensor)", lambda lib: lib.tensor(_X).clamp_(0.0, lib.tensor([1.0, 2.0, 3.0]))),
+    ("clamp_(tensor, number)", lambda lib: lib.tensor(_X).clamp_(lib.tensor([1.0, 2.0, 3.0]), 2.0)),
+    ("clamp_(0-dim tensor, number)", lambda lib: lib.tensor(_X).clamp_(lib.tensor(0.5), 2.0)),
+    ("clamp_(tensor, tensor)", lambda lib: lib.tensor(_X).clamp_(lib.zeros(3), lib.tensor([1.0, 2.0, 3.0]))),
+    ("clamp(number, tensor)", lambda lib: lib.clamp(lib.tensor(_X), 0.0, lib.tensor([1.0, 2.0, 3.0]))),
+    ("clamp(0-dim tensor, number)", lambda lib: lib.clamp(lib.tensor(_X), lib.tensor(0.5), 2.0)),
+    ("clamp(tensor, number, out)", lambda lib: lib.clamp(lib.tensor(_X), lib.zeros(3), 1.0, out=lib.empty(2, 3))),
+    ("clamp(tensor, None, out)", lambda lib: lib.clamp(lib.tensor(_X), lib.zeros(3), None, out=lib.empty(2, 3))),
+    ("clamp(min=str)", lambda lib: lib.clamp(lib.tensor(_X), min="a")),
+]
+
+
+@pytest.mark.parametrize("label, call", ARGUMENT_CASES, ids=[c[0] for c in ARGUMENT_CASES])
+def test_arguments_as_pytorch(label, call):
+    expected, got = _outcome_of(call, torch), _outcome_of(call, minigrad)
+    if expected[0] == "TypeError" and "received an invalid combination" in expected[1]:
+        assert got[0] == "TypeError"
+        assert got[1].split(", but")[0] == expected[1].split(", but")[0]  # (the call's types as PyTorch reads them)
+    else:
+        assert got == expected
+
+
+def _base(lib):
+    return lib.arange(6.0).reshape(2, 3)
+
+
+_MASK = [[True, False, True], [False, True, True]]
+# masked_scatter_ whose source shares self's memory: PyTorch's kernel fills the masked places in order, reading a
+# contiguous source as it goes (an element already overwritten is read back); a strided source is copied first
+MASKED_SCATTER_CASES = [
+    ("source is self", lambda lib, x, m: x.masked_scatter_(m, x)),
+    ("source a flat view, one on", lambda lib, x, m: x.masked_scatter_(m, x.view(-1)[1:])),
+    ("source the transpose", lambda lib, x, m: x.masked_scatter_(m, x.t())),
+    ("keywords", lambda lib, x, m: x.masked_scatter_(mask=m, source=x)),
+    ("self requires grad", lambda lib, x, m: (lambda y: y.masked_scatter_(m, y))(x.requires_grad_() * 1)),
+    ("source too short", lambda lib, x, m: x.masked_scatter_(m, x[1:])),
+    ("out of place", lambda lib, x, m: x.masked_scatter(m, x)),
+]
+
+
+@pytest.mark.parametrize("label, call", MASKED_SCATTER_CASES, ids=[c[0] for c in MASKED_SCATTER_CASES])
+def test_masked_scatter_from_self_as_pytorch(label, call):
+    def run(lib):
+        return call(lib, _base(lib), lib.tensor(_MASK))
+
+    assert _outcome_of(run, minigrad) == _outcome_of(run, torch)
+
+
+def test_masked_scatter_from_self_gradient_as_pytorch():
+    grads = []
+    for lib in (torch, minigrad):
+        x = _base(lib).requires_grad_()
+        y = x * 1
+        y.masked_scatter_(lib.tensor(_MASK), y.view(-1)[1:])
+        (y * lib.arange(6.0).reshape(2, 3)).sum().backward()
+        grads.append(x.grad.numpy().tolist())
+    assert grads[1] == grads[0]
+
+
+def _no_grad_view(lib):
+    x = lib.ones(3, 4, requires_grad=True) * 1
+    with lib.no_grad():
+        v = x[:2]
+    return x, v
+
+
+def _setitem(v, index):
+    v[index] = 5.0
+
+
+# a view taken in no_grad mode of a tensor that requires grad, written in place with grad mode on; a view taken of
+# it with grad mode on (PyTorch names that view's op), its base written since
+NO_GRAD_VIEW_CASES = [
+    ("mul_", lambda x, v: v.mul_(2)),
+    ("t_", lambda x, v: v.t_()),
+    ("setitem int", lambda x, v: _setitem(v, 0)),
+    ("setitem slice", lambda x, v: _setitem(v, slice(0, 1))),
+    ("setitem slice, int", lambda x, v: _setitem(v, (slice(1, None), 0))),
+    ("setitem None", lambda x, v: _setitem(v, None)),
+    ("setitem ...", lambda x, v: _setitem(v, Ellipsis)),
+    ("view's t() mul_", lambda x, v: v.t().mul_(2)),
+    ("view's view(-1) add_", lambda x, v: v.view(-1).add_(1)),
+    ("view's narrow mul_", lambda x, v: v.narrow(1, 0, 2).mul_(2)),
+    ("view's diagonal zero_", lambda x, v: v.diagonal().zero_()),
+    ("view's select copy_", lambda x, v: v.select(0, 1).copy_(v.new_zeros(4))),
+    ("view's split piece mul_", lambda x, v: v.split(1)[0].mul_(2)),
+    ("base written, view used", lambda x, v: (x.mul_(2), v * 2)),
+    ("view written in no_grad, used", lambda x, v: (v.detach().mul_(2), v * 2)),
+]
+
+
+@pytest.mark.parametrize("label, write", NO_GRAD_VIEW_CASES, ids=[c[0] for c in NO_GRAD_VIEW_CASES])
+def test_no_grad_view_written_with_grad_mode_on(label, write):
+    texts = []
+    for lib in (torch, minigrad):
+        with pytest.raises(RuntimeError) as e:
+            write(*_no_grad_view(lib))
+        texts.append(str(e.value))
+    assert texts[1] == texts[0]
+
+
+def test_no_grad_view_written_in_no_grad_mode():
+    results = []
+    for lib in (torch, minigrad):
+        x, v = _no_grad_view(lib)
+        with lib.no_grad():
+            v.mul_(2)
+            w = v * 2
+        results.append((x.detach().numpy().tolist(), w.numpy().tolist()))
+    assert results[1] == results[0]
