@@ -885,6 +885,8 @@ def diagflat(input, offset=0):
 
 @composite_node("BlockDiagBackward0")
 def block_diag(*tensors):
+    if not tensors:  # (PyTorch's: one empty row, of the default dtype)
+        return Tensor._wrap(np.zeros((1, 0), dtype=_dtypes.default_float.np))
     ts = [shape_ops.reshape(t, 1, -1) if t.array.ndim < 2 else t for t in tensors]
     cols = builtins.sum(t.array.shape[1] for t in ts)
     from ..dtypes import from_numpy_dtype, result_type

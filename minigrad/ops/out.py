@@ -46,7 +46,7 @@ OUT_FUNCTIONS = """add sub subtract mul multiply div divide true_divide floor_di
     linalg.matrix_rank linalg.pinv linalg.matrix_power linalg.vector_norm linalg.matrix_norm linalg.norm linalg.cond
     linalg.cross linalg.vecdot linalg.matmul linalg.multi_dot linalg.solve_triangular linalg.householder_product
     linalg.tensorinv linalg.tensorsolve linalg.inv_ex linalg.cholesky_ex linalg.solve_ex linalg.lu_factor
-    linalg.lu_solve fft.hfft2 fft.hfftn fft.ihfft2 fft.ihfftn fft.fft fft.ifft fft.rfft fft.irfft fft.hfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2 fft.irfft2 fft.fftn fft.ifftn
+    linalg.lu_solve linalg.svd fft.hfft2 fft.hfftn fft.ihfft2 fft.ihfftn fft.fft fft.ifft fft.rfft fft.irfft fft.hfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2 fft.irfft2 fft.fftn fft.ifftn
     fft.rfftn fft.irfftn fft.fftfreq fft.rfftfreq""".split()
 # (cat, concat, concatenate, stack, where, clamp, clip, gather and index_select, called every step with keywords,
 # take out=None themselves and call `out_call` when it is given: a wrapper costs ~0.7 us a call)
@@ -114,7 +114,7 @@ _DTYPE_RULE = {**dict.fromkeys("abs absolute ceil floor frac neg negative round 
                                "matrix_power aminmax msort diag tril triu take_along_dim renorm linalg.inv inverse "
                                "linalg.det linalg.slogdet linalg.solve linalg.cholesky linalg.eigvalsh linalg.svdvals "
                                "linalg.matrix_power linalg.vector_norm linalg.cross linalg.matmul linalg.inv_ex "
-                               "linalg.cholesky_ex linalg.solve_ex linalg.lu_factor linalg.lu_solve lu_solve".split(),
+                               "linalg.cholesky_ex linalg.solve_ex linalg.lu_factor linalg.lu_solve lu_solve linalg.svd".split(),
                                "exact"),
                **dict.fromkeys("cat concat concatenate stack hstack vstack dstack column_stack row_stack".split(), "cat"),
                **dict.fromkeys("index_select masked_select".split(), "self_result"),
@@ -173,7 +173,7 @@ _ATEN_NAME = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin":
               "special.polygamma": "polygamma", "linalg.inv": "linalg_inv_ex", "inverse": "linalg_inv_ex",
               "linalg.det": "_linalg_det", "linalg.slogdet": "_linalg_slogdet", "linalg.solve": "_linalg_solve_ex",
               "linalg.solve_ex": "_linalg_solve_ex", "linalg.cholesky": "linalg_cholesky_ex",
-              "linalg.eigvalsh": "_linalg_eigh", "linalg.svdvals": "_linalg_svd", "linalg.matrix_power": "matmul",
+              "linalg.eigvalsh": "_linalg_eigh", "linalg.svdvals": "_linalg_svd", "linalg.svd": "_linalg_svd", "linalg.matrix_power": "matmul",
               "linalg.vecdot": "sum", "linalg.matmul": "matmul", "linalg.lu_factor": "linalg_lu_factor_ex",
               **{f"fft.{n}": "_fft_r2c" for n in "fft rfft rfft2 rfftn".split()},
               **{f"fft.{n}": "_fft_c2c" for n in "fft2 ifft2 fftn ifftn ihfft2 ihfftn".split()},
@@ -239,7 +239,7 @@ def out_call(fn, name, args, kwargs, out):
     result = fn(*args, **kwargs)
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)):
-            raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not {type_name(out)}")
+            raise TypeError(f"{name.replace('.', '_')}(): argument 'out' must be tuple of Tensors, not {type_name(out)}")
         if len(out) != len(result):
             raise TypeError(f"expected tuple of {len(result)} elements but got {len(out)}")
         for r, o in zip(result, out):
@@ -263,7 +263,7 @@ def write(name, result, out, inputs=()):
     replays the write as an in-place call on that call's `out` (a write to its array outside an op would
     happen at the capture only: a replay would read `out` as it was)."""
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type_name(out)}")
+        raise TypeError(f"{name.replace('.', '_')}(): argument 'out' must be Tensor, not {type_name(out)}")  # (fft_fft)
     if name not in _NO_OVERLAP_CHECK:
         _check_overlap(out, inputs)
     allowed, text, *error = _DTYPE_RULES[_DTYPE_RULE.get(name, "cast")]

@@ -136,6 +136,8 @@ def view(input, *shape, **size):
     """The same data seen with another shape; fails (as in PyTorch) if that needs a copy. view(dtype):
     the same bytes read as another dtype (not recorded: PyTorch's gives no gradient either)."""
     if size:
+        if not shape and size.keys() == {"dtype"}:  # view(dtype=...)
+            return _view_as_dtype(input, dtype_argument(size["dtype"], "view"))
         shape = sizes_or_keyword("view", shape, size, "size")
     elif len(shape) == 1 and is_dtype_argument(shape[0]):  # (`view(float)` too, as PyTorch's parser reads it)
         return _view_as_dtype(input, dtype_argument(shape[0], "view"))

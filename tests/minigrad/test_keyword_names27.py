@@ -1,5 +1,7 @@
 """More of PyTorch's argument forms on minigrad, each against torch: memory_format= on every cast,
 gather(sparse_grad=True)'s sparse gradient, out= on the random and the remaining FFT and LU functions."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -269,4 +271,64 @@ def test_no_grad_view_written_in_no_grad_mode():
             v.mul_(2)
             w = v * 2
         results.append((x.detach().numpy().tolist(), w.numpy().tolist()))
+    assert results[1] == results[0]
+
+
+_M = [[2.0, 1.0], [1.0, 3.0]]
+
+
+def _three(lib, dtype="float32"):
+    return tuple(lib.empty(0, dtype=getattr(lib, dtype)) for _ in range(3))
+
+
+# the sweep's last gaps: view(dtype=), svd's driver= and out=, block_diag(), out='s refusal naming the function
+SWEEP_CASES = [
+    ("view(dtype=)", lambda lib: lib.tensor(_M).view(dtype=lib.int32)),
+    ("linalg.svd(driver=None)", lambda lib: lib.linalg.svd(lib.tensor(_M), driver=None)[1]),
+    ("linalg.svd(driver='gesvd')", lambda lib: lib.linalg.svd(lib.tensor(_M), driver="gesvd")[1]),
+    ("linalg.svdvals(driver=None)", lambda lib: lib.linalg.svdvals(lib.tensor(_M), driver=None)),
+    ("linalg.svdvals(driver='gesvdj')", lambda lib: lib.linalg.svdvals(lib.tensor(_M), driver="gesvdj")),
+    ("linalg.svdvals(driver=3)", lambda lib: lib.linalg.svdvals(lib.tensor(_M), driver=3)),
+    ("linalg.svd(out=)", lambda lib: (lambda out: lib.linalg.svd(lib.tensor(_M), out=out) and out[1])(_three(lib))),
+    ("linalg.svd(out=) float64", lambda lib: lib.linalg.svd(lib.tensor(_M), out=_three(lib, "float64"))[1]),
+    ("linalg.svd(out=) requires grad",
+     lambda lib: lib.linalg.svd(lib.tensor(_M, requires_grad=True), out=_three(lib))[1]),
+    ("linalg.svd(out=Tensor)", lambda lib: lib.linalg.svd(lib.tensor(_M), out=lib.empty(0))[1]),
+    ("linalg.inv(out=list)", lambda lib: lib.linalg.inv(lib.tensor(_M), out=[1])),
+    ("special.erf(out=int)", lambda lib: lib.special.erf(lib.tensor(_M), out=3)),
+    ("block_diag()", lambda lib: lib.block_diag()),
+]
+
+
+@pytest.mark.parametrize("label, call", SWEEP_CASES, ids=[c[0] for c in SWEEP_CASES])
+def test_sweep_gaps_as_pytorch(label, call):
+    expected, got = _outcome_of(call, torch), _outcome_of(call, minigrad)
+    assert got[0] == expected[0]
+    if isinstance(expected[1], str):
+        assert got[1] == expected[1]
+    else:
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-5)
+
+
+def test_svd_out_returns_outs_in_pytorch_named_tuple():
+    for lib in (torch, minigrad):
+        out = _three(lib)
+        r = lib.linalg.svd(lib.tensor(_M), out=out)
+        assert type(r).__name__ == "linalg_svd_out"
+        assert all(a is b for a, b in zip(r, out))
+
+
+@pytest.mark.parametrize("kwargs", [{"min_value": -2.0, "max_value": 3.0}, {"min_val": 1.0, "max_val": -1.0},
+                                    {"max_val": 0.5}, {"min_value": -0.5}])
+def test_hardtanh_deprecated_names_and_bounds_as_pytorch(kwargs):
+    results = []
+    for lib in (torch, minigrad):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                m = lib.nn.Hardtanh(**kwargs)
+                r = (repr(m), m(lib.tensor([-5.0, 0.25, 5.0])).tolist())
+            except AssertionError as e:
+                r = ("AssertionError", str(e))
+        results.append((r, [(w.category.__name__, str(w.message)) for w in caught]))
     assert results[1] == results[0]

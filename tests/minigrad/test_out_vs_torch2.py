@@ -245,7 +245,6 @@ SCENARIOS = ["right", "resize", "ingrad", "outgrad", "noncontig"] + OUT_DTYPES
 # where minigrad still differs (the arguments PyTorch's out= form refuses, the resize warnings of the factories,
 # kernels that refuse a dtype, per-function texts not yet copied): strict, so that a fix shows here
 KNOWN = {
-    "where#scalar": "right resize ingrad outgrad noncontig float64 float16 int64 int32 bool complex64",
     "zeros": "resize",
     "ones": "resize",
     "full": "resize",
