@@ -808,10 +808,13 @@ def clamp_(self, min=None, max=None):
     """Clip to [min, max], in place."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {}, lambda source: _clamp(source, min, max))
-    from .elementwise import bounds_error, clamp, clip_array, integer_bound, mixed_bounds
+    from .elementwise import clamp, clip_array, integer_bound
 
-    if mixed_bounds(min, max):
-        raise bounds_error("clamp_", (min, max), method=True)
+    if min is not None and max is not None and isinstance(min, Tensor) is not isinstance(max, Tensor):
+        from .elementwise import bounds_error, mixed_bounds  # (a tensor bound beside a number: the rare case)
+
+        if mixed_bounds(min, max):
+            raise bounds_error("clamp_", (min, max), method=True)
     bounds = [b for b in (min, max) if b is not None]
     refuse_shared(self, self.array, [b.array for b in bounds if isinstance(b, Tensor)], full=False)
     check_broadcasts_into(self, *bounds)  # (before the dtype's refusals, as PyTorch; numpy's ValueError otherwise)
