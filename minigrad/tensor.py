@@ -664,8 +664,9 @@ class Tensor:
     def cpu(self, memory_format=None):
         return self.to("cpu") if memory_format is None else self._formatted(None, memory_format, "cpu")
 
-    def cuda(self):
-        return self.to("cuda")
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        out = self.to("cuda" if device is None else f"cuda:{device}" if type(device) is int else device)
+        return out if memory_format is None else out._formatted(None, memory_format, "cuda")
 
     def cfloat(self, memory_format=None):
         return self.to(dtypes.complex64) if memory_format is None else self._formatted(dtypes.complex64, memory_format, "cfloat")
@@ -705,6 +706,15 @@ class Tensor:
     def bool(self, memory_format=None):
         return self._cast(dtypes.bool_) if memory_format is None else self._formatted(dtypes.bool_, memory_format, "bool")
 
+    def short(self, memory_format=None):
+        return self.to(dtypes.int16) if memory_format is None else self._formatted(dtypes.int16, memory_format, "short")
+
+    def char(self, memory_format=None):
+        return self.to(dtypes.int8) if memory_format is None else self._formatted(dtypes.int8, memory_format, "char")
+
+    def byte(self, memory_format=None):
+        return self.to(dtypes.uint8) if memory_format is None else self._formatted(dtypes.uint8, memory_format, "byte")
+
     def half(self, memory_format=None):
         return self.to(dtypes.float16) if memory_format is None else self._formatted(dtypes.float16, memory_format, "half")
 
@@ -717,10 +727,12 @@ class Tensor:
             return out
         return out.movedim(1, -1).contiguous().movedim(-1, 1)
 
-    def bfloat16(self):  # (minigrad has no bfloat16 arrays: the dtype's clear error)
+    def bfloat16(self, memory_format=None):  # (minigrad has no bfloat16 arrays: the dtype's clear error)
+        memory_format_argument(self, "bfloat16", memory_format)
         return self.to(dtypes.bfloat16)
 
-    def chalf(self):  # (as minigrad.complex32's refusal: numpy has no such arrays)
+    def chalf(self, memory_format=None):  # (as minigrad.complex32's refusal: numpy has no such arrays)
+        memory_format_argument(self, "chalf", memory_format)
         raise TypeError("chalf: minigrad has no complex32 dtype (numpy has none): use cfloat() (complex64)")
 
     def conj_physical_(self):

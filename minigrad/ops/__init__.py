@@ -92,7 +92,6 @@ from .shape import (  # noqa: F401
 )
 
 _E, _P = elementwise, pointwise
-from ..dtypes import int8, int16, uint8  # noqa: E402
 from .. import dtypes as _dtypes  # noqa: E402
 
 
@@ -234,6 +233,17 @@ def _abs_of(abs_):
     return op
 
 
+_masked_scatter_into = _make_inplace(composite.masked_scatter_into, "masked_scatter")
+
+
+def _masked_scatter_(self, *args, **kwargs):  # (a source sharing self's memory read as PyTorch's kernel reads it)
+    if len(args) == 2:
+        args = (args[0], composite.read_as_written(self, *args))
+    elif not args and kwargs.keys() == {"mask", "source"}:
+        kwargs["source"] = composite.read_as_written(self, **kwargs)
+    return _masked_scatter_into(self, *args, **kwargs)
+
+
 def _bind_methods(Tensor):
     methods = dict(
         add=_method_form(add), sub=_method_form(sub), mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log, sqrt=sqrt, rsqrt=rsqrt, tanh=tanh,
@@ -299,8 +309,7 @@ def _bind_methods(Tensor):
                                                                                         "'n' (position 1)")))
     methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
-    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=conj, byte=lambda self: self.to(uint8),
-                   char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
+    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=conj, nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into,
                                                                                         reads=_index_put_read))
     methods.update(nextafter_=_make_inplace(nextafter, "nextafter", elementwise=True, partial_reads=True), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
@@ -310,7 +319,7 @@ def _bind_methods(Tensor):
     methods.update(resize=shape.resize, resize_as=shape.resize_as)
     methods.update(resize_=inplace.resize_, resize_as_=inplace.resize_as_, map_=inplace.map_, map2_=inplace.map2_, put_=inplace.put_, set_=inplace.set_,
                    put=indexing.put)
-    methods["masked_scatter_"] = _make_inplace(composite.masked_scatter_into, "masked_scatter")
+    methods["masked_scatter_"] = _masked_scatter_
     for name in _INPLACE:
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,

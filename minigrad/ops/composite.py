@@ -885,6 +885,8 @@ def diagflat(input, offset=0):
 
 @composite_node("BlockDiagBackward0")
 def block_diag(*tensors):
+    if not tensors:  # (PyTorch's: one empty row, of the default dtype)
+        return Tensor._wrap(np.zeros((1, 0), dtype=_dtypes.default_float.np))
     ts = [shape_ops.reshape(t, 1, -1) if t.array.ndim < 2 else t for t in tensors]
     cols = builtins.sum(t.array.shape[1] for t in ts)
     from ..dtypes import from_numpy_dtype, result_type
@@ -1377,6 +1379,39 @@ def masked_scatter_into(input, mask, source):
     shape_ops.expand(mask, input.array.shape)  # (its refusals)
     _check_masked_scatter(input, mask, source)
     return _masked_scatter(input, mask, source, input.array.shape)
+
+
+def read_as_written(self, mask, source):
+    """masked_scatter_'s source where it shares self's memory, as PyTorch's kernel reads it: that fills self's
+    masked places one at a time, in order, reading a (contiguous) source as it goes, so a source element
+    already overwritten is read back as the value written there. The source elements taken, in that order
+    (else source itself; bad arguments are left to masked_scatter_'s checks)."""
+    a = self.array
+    if not (isinstance(source, Tensor) and isinstance(mask, Tensor) and type(a) is np.ndarray and a.ndim
+            and mask.array.dtype == np.bool_ and source.array.dtype == a.dtype and source.array.flags.c_contiguous
+            and may_overlap(a, source.array)):
+        return source
+    try:
+        m = np.broadcast_to(mask.array, a.shape)
+    except ValueError:
+        return source
+    s = source.array
+    n = int(m.sum())
+    if n > s.size:
+        return source
+    address = lambda x, positions: (positions * np.array(x.strides)).sum(1) + x.__array_interface__["data"][0]
+    dst = address(a, np.stack(np.nonzero(m), 1)).tolist()
+    src = address(s, np.stack(np.unravel_index(np.arange(n), s.shape), 1)).tolist() if s.ndim else [0] * n
+    taken, written = [], {}
+    for k in range(n):
+        taken.append(written.get(src[k], k))  # (the source element that place took, else its own)
+        written[dst[k]] = taken[k]
+    flat = shape_ops.reshape(source, -1)
+    read = indexing_ops.index_select(flat, 0, Tensor._wrap(np.array(taken, dtype=np.int64)))
+    if not (state.grad_enabled and source._requires_grad):
+        return read
+    # the values read; the gradient PyTorch's formula gives, which takes source's k-th element to the k-th place
+    return flat[:n] + (read - flat[:n]).detach()
 
 
 def _tensor_arguments(name, mask, source):

@@ -2,6 +2,7 @@
 backward run with create_graph=True is itself recorded (second derivatives come free)."""
 import builtins
 import math
+import numbers
 import operator
 import warnings
 
@@ -1444,11 +1445,36 @@ class ClampMaxTensor(ClampTensor):
 def clamp(input, min=None, max=None, *, out=None):
     """input clipped to [min, max] (either may be None)."""
     if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
+        if mixed_bounds(min, max):
+            raise bounds_error("clamp", (input, min, max), out=out)
         return out_call(clamp, "clamp", (input, min, max), {}, out)
     if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and type(max) in _FLOAT_BOUND and (
             min is not None or max is not None):  # the usual: a floating tensor between numbers, nothing to promote
         return Clamp.apply(input, min, max)
     return _clamp(input, min, max, (Clamp, ClampTensor))
+
+
+def mixed_bounds(min, max):
+    """A tensor bound beside a number, which PyTorch's overloads (two tensors or two numbers) refuse; its argument
+    parser reads a 0-dim tensor that needs no grad as a number, so that one is no mix."""
+    if min is None or max is None or isinstance(min, Tensor) == isinstance(max, Tensor):
+        return False
+    t = min if isinstance(min, Tensor) else max
+    return bool(t.array.ndim or t._requires_grad)
+
+
+def bounds_error(name, args, method=False, out=None):
+    """PyTorch's parser's refusal of clamp's bounds: `args` as passed (a method's without self)."""
+    got = ", ".join(map(type_name, args)) + (", out=Tensor" if out is not None else "")
+    if method:
+        marked = ", ".join(f"!{type_name(a)}!" for a in args)
+        lines = "".join(f" * ({kind} min = None, {kind} max = None)\n      didn't match because some of the arguments "
+                        f"have invalid types: ({marked})\n" for kind in ("Tensor", "Number"))
+    else:
+        lines = (" * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                 " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     + lines)
 
 
 def clamp_min(input, min):
@@ -1469,21 +1495,15 @@ def _clamp(input, min, max, nodes):
         _refuse("clamp", input)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, _NOT_NUMBERS) or isinstance(max, _NOT_NUMBERS):
+    if not isinstance(min, _BOUNDS) or not isinstance(max, _BOUNDS):  # (a list, an array, a string)
         got = ", ".join(f"{k}={type_name(v)}" for k, v in (("min", min), ("max", max)) if v is not None)
         raise TypeError(f"clamp() received an invalid combination of arguments - got (Tensor, {got}), but expected "
                         "one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
                         " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
     if isinstance(min, Tensor) != isinstance(max, Tensor) and min is not None and max is not None:
-        # a tensor bound and a number: PyTorch's overloads take two tensors or two numbers, and its argument
-        # parser reads a 0-dim tensor that needs no grad as a number (so it promotes as a number does)
-        t = min if isinstance(min, Tensor) else max
-        if t.array.ndim or t._requires_grad:
-            raise TypeError(
-                f"clamp() received an invalid combination of arguments - got (Tensor, {type_name(min)}, "
-                f"{type_name(max)}), but expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, "
-                "*, Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
-        min, max = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
+        if mixed_bounds(min, max):
+            raise bounds_error("clamp", (input, min, max))
+        min, max = (b.item() if isinstance(b, Tensor) else b for b in (min, max))  # (a 0-dim one: a number)
     bounds = [b for b in (min, max) if b is not None]
     dt = result_type(input, *bounds)  # (all three at once: pairwise steps can promote differently)
     if isinstance(bounds[0], Tensor):  # PyTorch's error for shapes that do not broadcast, before numpy's and the dtype's
@@ -1519,6 +1539,7 @@ def integer_bound(v, dt):
 
 clip = clamp
 _FLOAT_BOUND = (builtins.float, builtins.int, type(None))  # (bool is not int's type: it takes the promoting path)
+_BOUNDS = (Tensor, numbers.Number, type(None))
 
 
 class Sign(Function):
@@ -1578,7 +1599,10 @@ class Where(Function):
 def where(condition, input=None, other=None, *, out=None):
     """Pick `input` where `condition` holds, else `other` (scalars allowed); where(condition) alone
     is nonzero(condition, as_tuple=True)."""
-    if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
+    if out is not None:  # PyTorch's out= (minigrad/ops/out.py): its overload takes tensors only
+        for k, (arg, v) in enumerate((("condition", condition), ("input", input), ("other", other))):
+            if not isinstance(v, Tensor):
+                raise TypeError(f"where(): argument '{arg}' (position {k + 1}) must be Tensor, not {type_name(v)}")
         return out_call(where, "where", (condition, input, other), {}, out)
     if input is None and other is None:  # nonzero(condition, as_tuple=True): one index tensor per dim
         recording.escape("where(condition) (nonzero), whose result's shape depends on the data,")

@@ -15,7 +15,7 @@ import numpy as np
 from .. import backends
 from .. import random as _random
 from ..autograd import recording
-from ..autograd.function import Function
+from ..autograd.function import Function, once_differentiable
 from ..autograd.grad_mode import state
 from ..device import array_module, to_device
 from ..tensor import Tensor
@@ -993,6 +993,33 @@ class Gather(Function):
         return index_scatter(g, ctx.dim, ctx._saved_index, ctx.shape), None, None
 
 
+class SparseGather(Gather):
+    """gather(sparse_grad=True): input's gradient a COO tensor, one entry per index position in row-major
+    order, uncoalesced (PyTorch's): the position's coordinates with `dim`'s replaced by the index value."""
+
+    node_name = "GatherBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        if a.array.ndim:
+            return Gather.forward(ctx, a, dim, index)
+        out = Gather.forward(ctx, Tensor._wrap(a.array.reshape(1)), dim, index)  # (a 0-d input: no coordinates)
+        ctx.shape = ()
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        from ..sparse import SparseTensor  # (the sparse module loads only on this path)
+
+        index = ctx._saved_index.array
+        coords = [c.reshape(-1) for c in np.indices(index.shape)][:len(ctx.shape)]
+        if coords:
+            coords[ctx.dim] = index.reshape(-1)
+        indices = np.array(coords, dtype=np.int64).reshape(len(ctx.shape), index.size)
+        return SparseTensor(Tensor._wrap(indices), Tensor._wrap(g.array.reshape(-1).copy()), ctx.shape), None, None
+
+
 def _gather(a, dim, index):
     """Gather's forward on arrays: (out, flat, at), flat_along's index or else _along's (checked), the one it took."""
     ids = whole_slices(index, dim, a.shape)
@@ -1136,17 +1163,14 @@ def check_index_shape(op, input, dim, index, src=None):
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """out[i][j] = input[i][index[i][j]] (for dim=1), with the gradient scattered back."""
-    if sparse_grad:
-        raise NotImplementedError("gather(): sparse_grad=True (a sparse COO gradient for input) is not supported by "
-                                  "minigrad: use sparse_grad=False (a dense gradient)")
     if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
         return out_call(gather, "gather", (input, dim, index), {}, out)
     d = check_index_shape("gather", input, dim, index)
     if input.array.ndim == 0 and index.array.ndim == 1:  # PyTorch lets a 0-d input take a 1-element index
-        return Gather.apply(input.reshape(1), 0, index)
+        return SparseGather.apply(input, 0, index) if sparse_grad else Gather.apply(input.reshape(1), 0, index)
     if _records_nothing(input):  # (a DQN's `q.gather(1, a.unsqueeze(1))` of its target net) the arrays alone
         return Tensor._output(_gather(input.array, d, index.array)[0], None)
-    return Gather.apply(input, d, index)
+    return (SparseGather if sparse_grad else Gather).apply(input, d, index)
 
 
 class ScatterAdd(Function):

@@ -24,18 +24,31 @@ from .indexing import (Index, IndexPut, _basic_steps, _check_count, _check_masks
                        _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
 
 
-NO_GRAD_VIEW_MESSAGE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
-    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked).")
+_NO_GRAD_VIEW_ADVICE = (
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+    "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or "
+    "both outside (if you want the inplace to be tracked).")
+NO_GRAD_VIEW_MESSAGE = ("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+                        + _NO_GRAD_VIEW_ADVICE)
+NO_GRAD_VIEW_BASE_MESSAGE = ("A view was created in no_grad mode and its base or another view of its base has been "
+                             "modified inplace with grad mode enabled. " + _NO_GRAD_VIEW_ADVICE)
+
+
+def no_grad_view_error(op=None, output_nr=0):
+    """PyTorch's refusal to write, with grad mode on, into a view taken in no_grad mode; `op`: the view op that
+    took a view of that view with grad mode on (its node's name without Backward0), which PyTorch names."""
+    if op is None:
+        return RuntimeError(NO_GRAD_VIEW_MESSAGE)
+    return RuntimeError(f"Output {output_nr} of {op} is a view of a view which was created in no_grad mode and is being "
+                        "modified inplace with grad mode enabled. " + _NO_GRAD_VIEW_ADVICE)
 
 
 def check_inplace(self):
     """PyTorch's refusals of an in-place op on `self` (values or shape) with grad mode on: a leaf that
     requires grad or a view of one, a view taken in no_grad mode, a piece of unbind/split (or a view of
     one), whose op's node could not be rebased onto one piece's write."""
-    if getattr(self, "_no_grad_view", False):
+    flag = getattr(self, "_no_grad_view", False)
+    if flag is True:
         raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
     base = self._base
     if self._requires_grad:
@@ -44,6 +57,8 @@ def check_inplace(self):
                                "requires grad is being used in an in-place operation.")
         if base is not None and getattr(self, "_multi_output", False):
             raise multi_output_error(self._output_nr, self.grad_fn.name().removesuffix("Backward0"))
+        if flag:  # a view taken, with grad mode on, of one taken in no_grad mode
+            raise no_grad_view_error(self.grad_fn.name().removesuffix("Backward0"), self._output_nr)
     # (a view taken before its base required grad too, or one of a base detach_()ed since: a leaf now)
     if base is not None and base.grad_fn is None and (self._requires_grad or base._requires_grad):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
@@ -299,6 +314,8 @@ def regrow_view(view):
     """A view's history made current after its base was written in place since the view was taken (by
     a recorded op, through the base or another view): the view's region of the base as it is now."""
     base = view._base
+    if getattr(view, "_no_grad_view", False) is True:  # (its history could not be regrown: PyTorch refuses it)
+        raise RuntimeError(NO_GRAD_VIEW_BASE_MESSAGE)
     view._view_version = view._version_counter[0]
     if not base._requires_grad:
         return
@@ -524,6 +541,8 @@ def setitem(self, index, value):
         if state.grad_enabled and self._requires_grad and self.grad_fn is None:
             if type(value) is Tensor:  # (PyTorch expands the value to the view before its copy_ is refused)
                 check_put_shapes(a, idx, value.array)
+            if steps and getattr(self, "_no_grad_view", False):  # (written through the index's view: that op named)
+                raise no_grad_view_error(_view_op_name(index, a.shape))
             if steps:  # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
@@ -820,6 +839,11 @@ def clamp_(self, min=None, max=None):
         return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {}, lambda source: _clamp(source, min, max))
     from .elementwise import clamp, clip_array, integer_bound
 
+    if min is not None and max is not None and isinstance(min, Tensor) is not isinstance(max, Tensor):
+        from .elementwise import bounds_error, mixed_bounds  # (a tensor bound beside a number: the rare case)
+
+        if mixed_bounds(min, max):
+            raise bounds_error("clamp_", (min, max), method=True)
     bounds = [b for b in (min, max) if b is not None]
     refuse_shared(self, self.array, [b.array for b in bounds if isinstance(b, Tensor)], full=False)
     check_broadcasts_into(self, *bounds)  # (before the dtype's refusals, as PyTorch; numpy's ValueError otherwise)

@@ -644,17 +644,30 @@ class SVD(Function):
         return out
 
 
-def svd(A, full_matrices=True):
-    """(U, S, Vh) with A = U diag(S) Vh, singular values descending."""
+def svd(A, full_matrices=True, *, driver=None):
+    """(U, S, Vh) with A = U diag(S) Vh, singular values descending. (`driver`: cuSOLVER's algorithm, on a GPU.)"""
     _matrix("svd", A)
+    if driver is not None:
+        _svd_driver("linalg_svd", A, driver)
     U, S, Vh = _save_outputs(SVD.apply(A, full_matrices))
     return svd_result(U, S, Vh)
 
 
-def svdvals(A):
+def svdvals(A, *, driver=None):
     """The singular values, descending."""
     _matrix("svd", A)
+    if driver is not None:
+        _svd_driver("linalg_svdvals", A, driver)
     return _save_outputs(SVD.apply(A, False))[1]
+
+
+def _svd_driver(name, A, driver):
+    """PyTorch's checks of svd's `driver=`: a name, and only for a GPU input (one LAPACK routine on the CPU)."""
+    if not isinstance(driver, str):
+        raise TypeError(f"{name}(): argument 'driver' must be str, not {type(driver).__name__}")
+    if type(A.array) is np.ndarray:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                           "cuSOLVER backend.")
 
 
 def svd_legacy(input, some=True, compute_uv=True):

@@ -31,7 +31,7 @@ OUT_FUNCTIONS = """add sub subtract mul multiply div divide true_divide floor_di
     copysign float_power gcd heaviside hypot igamma igammac lcm ldexp logaddexp logaddexp2 nextafter xlogy
     bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift greater greater_equal less less_equal
     not_equal complex polar polygamma mvlgamma inverse cholesky cholesky_inverse arccos arccosh arcsin arcsinh arctan
-    arctan2 arctanh
+    arctan2 arctanh multinomial normal bernoulli narrow_copy lu_solve
     special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1 special.digamma special.entr special.erf
     special.erfc special.erfcx special.erfinv special.exp2 special.expit special.expm1 special.gammaln special.i0
     special.i0e special.i1 special.i1e special.log1p special.log_ndtr special.logit special.modified_bessel_i0
@@ -46,7 +46,7 @@ OUT_FUNCTIONS = """add sub subtract mul multiply div divide true_divide floor_di
     linalg.matrix_rank linalg.pinv linalg.matrix_power linalg.vector_norm linalg.matrix_norm linalg.norm linalg.cond
     linalg.cross linalg.vecdot linalg.matmul linalg.multi_dot linalg.solve_triangular linalg.householder_product
     linalg.tensorinv linalg.tensorsolve linalg.inv_ex linalg.cholesky_ex linalg.solve_ex linalg.lu_factor
-    fft.fft fft.ifft fft.rfft fft.irfft fft.hfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2 fft.irfft2 fft.fftn fft.ifftn
+    linalg.lu_solve linalg.svd fft.hfft2 fft.hfftn fft.ihfft2 fft.ihfftn fft.fft fft.ifft fft.rfft fft.irfft fft.hfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2 fft.irfft2 fft.fftn fft.ifftn
     fft.rfftn fft.irfftn fft.fftfreq fft.rfftfreq""".split()
 # (cat, concat, concatenate, stack, where, clamp, clip, gather and index_select, called every step with keywords,
 # take out=None themselves and call `out_call` when it is given: a wrapper costs ~0.7 us a call)
@@ -101,6 +101,12 @@ _DTYPE_RULES = {
     "complex_out": (_COMPLEX, "{short} expects a complex output tensor, but got {o}"),
     "real_out": (lambda r, o, i: o.is_floating_point, "{short} expects a floating point output tensor, but got {o}"),
     "complex_arg": (_EXACT, "Expected object of scalar type {r} but got scalar type {o} for argument 'out'"),
+    "multinomial": (_EXACT, "multinomial expects Long tensor out, got: {o}"),
+    "normal": (_FLOATING, "\"normal_kernel_cpu\" not implemented for '{o}'", NotImplementedError),
+    "bernoulli": (lambda r, o, i: not o.is_complex, "\"bernoulli_tensor_cpu_self_\" not implemented for '{o}'",
+                  NotImplementedError),
+    "narrow_copy": (_INPUT, "Expected self.dtype() == output.dtype() to be true, but got false.  (Could this error "
+                            "message be improved?  If so, please report an enhancement request to PyTorch.)"),
 }
 _DTYPE_RULE = {**dict.fromkeys("abs absolute ceil floor frac neg negative round sign trunc fix clamp clip sgn "
                                "bitwise_not conj_physical special.round".split(), "same"),
@@ -108,7 +114,8 @@ _DTYPE_RULE = {**dict.fromkeys("abs absolute ceil floor frac neg negative round 
                                "matrix_power aminmax msort diag tril triu take_along_dim renorm linalg.inv inverse "
                                "linalg.det linalg.slogdet linalg.solve linalg.cholesky linalg.eigvalsh linalg.svdvals "
                                "linalg.matrix_power linalg.vector_norm linalg.cross linalg.matmul linalg.inv_ex "
-                               "linalg.cholesky_ex linalg.solve_ex linalg.lu_factor".split(), "exact"),
+                               "linalg.cholesky_ex linalg.solve_ex linalg.lu_factor linalg.lu_solve lu_solve linalg.svd".split(),
+                               "exact"),
                **dict.fromkeys("cat concat concatenate stack hstack vstack dstack column_stack row_stack".split(), "cat"),
                **dict.fromkeys("index_select masked_select".split(), "self_result"),
                **dict.fromkeys("logcumsumexp cummax cummin".split(), "scalar_type"),
@@ -122,19 +129,20 @@ _DTYPE_RULE = {**dict.fromkeys("abs absolute ceil floor frac neg negative round 
                                "linalg.householder_product linalg.tensorinv linalg.tensorsolve".split(), "castable"),
                **dict.fromkeys("linalg.matrix_norm linalg.norm".split(), "norm"),
                **dict.fromkeys("fft.fft fft.ifft fft.rfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2 fft.fftn fft.ifftn "
-                               "fft.rfftn".split(), "complex_out"),
-               **dict.fromkeys("fft.irfft fft.hfft fft.irfft2 fft.irfftn".split(), "real_out"),
+                               "fft.rfftn fft.ihfft2 fft.ihfftn".split(), "complex_out"),
+               **dict.fromkeys("fft.irfft fft.hfft fft.irfft2 fft.irfftn fft.hfft2 fft.hfftn".split(), "real_out"),
                **dict.fromkeys("complex polar".split(), "complex_arg"),
                "amax": "input", "amin": "input", "mean": "opmath", "dot": "dot", "vdot": "dot",
                "logsumexp": "floating", "special.logsumexp": "floating", "where": "where", "take": "take",
                "nonzero": "nonzero", "kthvalue": "kthvalue", "mode": "mode", "nan_to_num": "nan_to_num",
                "frexp": "frexp", "float_power": "float_power", "linalg.vecdot": "vecdot",
-               "linalg.solve_triangular": "solve_triangular"}
+               "linalg.solve_triangular": "solve_triangular", "multinomial": "multinomial", "normal": "normal",
+               "bernoulli": "bernoulli", "narrow_copy": "narrow_copy"}
 _IN_OUT_DTYPE = {"sum", "prod", "cumsum", "cumprod"}  # computed in out's dtype (as their dtype= argument)
 _FACTORIES = set("zeros ones full empty arange range linspace logspace eye rand randn randint randperm".split())
 _NOT_DIFFERENTIABLE = set("eq ne lt le gt ge logical_and logical_or logical_xor logical_not floor_divide argmax "
                           "argmin greater greater_equal less less_equal not_equal signbit isneginf isposinf "
-                          "searchsorted bucketize histc linalg.matrix_rank".split()
+                          "searchsorted bucketize histc linalg.matrix_rank multinomial".split()
                           + [f"special.{n}" for n in "bessel_j0 bessel_j1 bessel_y0 bessel_y1 modified_bessel_i0 "
                              "modified_bessel_i1 modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 "
                              "scaled_modified_bessel_k1 spherical_bessel_j0 chebyshev_polynomial_t chebyshev_polynomial_u "
@@ -165,11 +173,12 @@ _ATEN_NAME = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin":
               "special.polygamma": "polygamma", "linalg.inv": "linalg_inv_ex", "inverse": "linalg_inv_ex",
               "linalg.det": "_linalg_det", "linalg.slogdet": "_linalg_slogdet", "linalg.solve": "_linalg_solve_ex",
               "linalg.solve_ex": "_linalg_solve_ex", "linalg.cholesky": "linalg_cholesky_ex",
-              "linalg.eigvalsh": "_linalg_eigh", "linalg.svdvals": "_linalg_svd", "linalg.matrix_power": "matmul",
+              "linalg.eigvalsh": "_linalg_eigh", "linalg.svdvals": "_linalg_svd", "linalg.svd": "_linalg_svd", "linalg.matrix_power": "matmul",
               "linalg.vecdot": "sum", "linalg.matmul": "matmul", "linalg.lu_factor": "linalg_lu_factor_ex",
               **{f"fft.{n}": "_fft_r2c" for n in "fft rfft rfft2 rfftn".split()},
-              **{f"fft.{n}": "_fft_c2c" for n in "fft2 ifft2 fftn ifftn".split()},
-              **{f"fft.{n}": "_fft_c2r" for n in "irfft hfft irfft2 irfftn".split()},
+              **{f"fft.{n}": "_fft_c2c" for n in "fft2 ifft2 fftn ifftn ihfft2 ihfftn".split()},
+              **{f"fft.{n}": "_fft_c2r" for n in "irfft hfft irfft2 irfftn hfft2 hfftn".split()},
+              "linalg.lu_solve": "linalg_lu_solve", "lu_solve": "linalg_lu_solve",
               **dict.fromkeys("hstack vstack dstack column_stack row_stack".split(), "cat"),
               **{f"special.{n}": f"special_{n}" for n in "entr erfcx i0e i1 i1e log_ndtr ndtri xlog1py zeta".split()},
               **{f"linalg.{n}": f"linalg_{n}" for n in "pinv vector_norm cross solve_triangular householder_product "
@@ -230,7 +239,7 @@ def out_call(fn, name, args, kwargs, out):
     result = fn(*args, **kwargs)
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)):
-            raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not {type_name(out)}")
+            raise TypeError(f"{name.replace('.', '_')}(): argument 'out' must be tuple of Tensors, not {type_name(out)}")
         if len(out) != len(result):
             raise TypeError(f"expected tuple of {len(result)} elements but got {len(out)}")
         for r, o in zip(result, out):
@@ -254,7 +263,7 @@ def write(name, result, out, inputs=()):
     replays the write as an in-place call on that call's `out` (a write to its array outside an op would
     happen at the capture only: a replay would read `out` as it was)."""
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type_name(out)}")
+        raise TypeError(f"{name.replace('.', '_')}(): argument 'out' must be Tensor, not {type_name(out)}")  # (fft_fft)
     if name not in _NO_OVERLAP_CHECK:
         _check_overlap(out, inputs)
     allowed, text, *error = _DTYPE_RULES[_DTYPE_RULE.get(name, "cast")]
@@ -262,7 +271,7 @@ def write(name, result, out, inputs=()):
     if not allowed(result.dtype, out.dtype, first.dtype):
         r, o, i = (d._legacy[:-6] for d in (result.dtype, out.dtype, first.dtype))
         raise (error or [RuntimeError])[0](text.format(
-            name=name, short=name.rpartition(".")[2], r=r, o=o, i=i, r_cpp=_CPP_NAME.get(r, r),
+            name=name, short=_fft_name(name), r=r, o=o, i=i, r_cpp=_CPP_NAME.get(r, r),
             o_cpp=_CPP_NAME.get(o, o), int32=str(r == "Int").lower(),
             r_opmath="Float" if r in ("Half", "BFloat16") else r))  # (mean's half: in float)
     if recording.hook.recorder is not None:
@@ -271,6 +280,11 @@ def write(name, result, out, inputs=()):
         else:
             return recording.hook.recorder.on_inplace(_write_into, out, (result,), {})
     return _write_into(out, result, name)
+
+
+def _fft_name(name):  # the name an FFT's out= refusal gives: the n-dimensional kernel's for the 2-D ones
+    short = name.rpartition(".")[2]
+    return short[:-1] + "n" if short.endswith("2") else short
 
 
 def _check_overlap(out, inputs):

@@ -51,6 +51,8 @@ def _as_view(out, base):
         if not state.grad_enabled and (base._requires_grad or getattr(base, "_no_grad_view", False)):
             out._no_grad_view = _flags_set = True  # (apply_inplace refuses writing through it with grad mode on)
             out._requires_grad = True  # (as PyTorch's: a leaf that requires grad through its base, gradients to neither)
+        elif _flags_set and getattr(base, "_no_grad_view", False):  # a view of one, with grad mode on: refused too,
+            out._no_grad_view = "of a view"  # in words that name the op that took it
     return out
 
 
@@ -135,6 +137,8 @@ def view(input, *shape, **size):
     """The same data seen with another shape; fails (as in PyTorch) if that needs a copy. view(dtype):
     the same bytes read as another dtype (not recorded: PyTorch's gives no gradient either)."""
     if size:
+        if not shape and size.keys() == {"dtype"}:  # view(dtype=...)
+            return _view_as_dtype(input, dtype_argument(size["dtype"], "view"))
         shape = sizes_or_keyword("view", shape, size, "size")
     elif len(shape) == 1 and is_dtype_argument(shape[0]):  # (`view(float)` too, as PyTorch's parser reads it)
         return _view_as_dtype(input, dtype_argument(shape[0], "view"))

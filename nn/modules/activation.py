@@ -1,5 +1,7 @@
 """Elementwise activations: GELU, ReLU, Tanh, ... Each maps shape (*) to (*). And MultiheadAttention
 (where PyTorch keeps it, torch.nn.modules.activation)."""
+import warnings
+
 import minigrad
 
 from .. import functional as F
@@ -92,8 +94,27 @@ SELU = _activation("SELU", F.selu, (_INPLACE,), "scale elu(x, alpha), PyTorch's 
 CELU = _activation("CELU", F.celu, (("alpha", 1.0), _INPLACE), "max(0, x) + min(0, alpha (e^(x/alpha) - 1)).")
 LeakyReLU = _activation("LeakyReLU", F.leaky_relu, (("negative_slope", 0.01), _INPLACE), "x if x > 0 else slope x.")
 ReLU6 = _activation("ReLU6", F.relu6, (_INPLACE,), "min(max(x, 0), 6).")
-Hardtanh = _activation("Hardtanh", F.hardtanh, (("min_val", -1.0), ("max_val", 1.0), _INPLACE),
-                       "x clipped to [min_val, max_val].")
+
+
+class Hardtanh(_Elementwise):
+    """x clipped to [min_val, max_val] (min_value, max_value: PyTorch's deprecated names for them)."""
+
+    fn = staticmethod(F.hardtanh)
+    _args = _shown = ("min_val", "max_val", "inplace")
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
+        super().__init__()
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning, stacklevel=2)
+            max_val = max_value
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+        if self.max_val <= self.min_val:
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
+
+
 Hardswish = _activation("Hardswish", F.hardswish, (_INPLACE,), "x relu6(x + 3) / 6.", shown=False)
 Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, (_INPLACE,), "relu6(x + 3) / 6.", shown=False)
 Softplus = _activation("Softplus", F.softplus, (("beta", 1.0), ("threshold", 20.0)), "log(1 + e^(beta x)) / beta.")

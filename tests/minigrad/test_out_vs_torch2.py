@@ -245,7 +245,6 @@ SCENARIOS = ["right", "resize", "ingrad", "outgrad", "noncontig"] + OUT_DTYPES
 # where minigrad still differs (the arguments PyTorch's out= form refuses, the resize warnings of the factories,
 # kernels that refuse a dtype, per-function texts not yet copied): strict, so that a fix shows here
 KNOWN = {
-    "where#scalar": "right resize ingrad outgrad noncontig float64 float16 int64 int32 bool complex64",
     "zeros": "resize",
     "ones": "resize",
     "full": "resize",
@@ -280,10 +279,7 @@ KNOWN = {
     "linalg.matrix_power": "int64 int32 bool",
     "linalg.tensorinv": "int64 int32 bool",
     "linalg.tensorsolve": "int64 int32 bool",
-    "fft.fft2": "float64 float16 int64 int32 bool",
     "fft.ifft2": "float64 float16 int64 int32 bool",
-    "fft.rfft2": "float64 float16 int64 int32 bool",
-    "fft.irfft2": "int64 int32 bool complex64",
     "fft.ifftn": "float64 float16 int64 int32 bool",
     "fft.fftfreq": "int64 int32 bool complex64",
     "fft.rfftfreq": "resize int64 int32 bool complex64",

@@ -649,7 +649,6 @@ KNOWN = [
     ("Conv1d", "padding_mode must be one of", "torch prints a set of strings, whose order changes with PYTHONHASHSEED"),
     ("Conv2d", "padding_mode must be one of", "torch prints a set of strings, whose order changes with PYTHONHASHSEED"),
     ("Conv3d", "padding_mode must be one of", "torch prints a set of strings, whose order changes with PYTHONHASHSEED"),
-    ("Hardtanh", "'AssertionError' vs 'ValueError'", "torch's refusal is a bare assert with no text; ours names it"),
     ("RNNBase", "Module [RNNBase] is missing", "nn's RNNBase runs its mode (RNN, LSTM, GRU) where torch's has no forward"),
     ("RNNBase", "'NotImplementedError' vs 'KeyError'", "nn's RNNBase runs its mode where torch's has no forward"),
     ("RNN", "'StackBackward0' vs 'MkldnnRnnLayerBackward0'", FUSED),
