@@ -256,7 +256,7 @@ def _bind_methods(Tensor):
         reshape=reshape, view=view, flatten=flatten, unflatten=unflatten, permute=permute, transpose=transpose,
         t=t, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand, expand_as=expand_as, contiguous=contiguous,
         clone=clone, split=_split_method, chunk=chunk, unbind=unbind, tril=tril, triu=triu, matmul=matmul, mm=mm, bmm=bmm,
-        dot=dot, gather=gather, index_select=index_select, topk=topk, sort=sort, multinomial=multinomial,
+        dot=dot, gather=gather, index_select=index_select, topk=indexing.topk_method, sort=sort, multinomial=multinomial,
         view_as=lambda self, other: view(self, other.shape),
         reshape_as=lambda self, other: reshape(self, other.shape),
         zero_=inplace.zero_, fill_=inplace.fill_, copy_=inplace.copy_, masked_fill_=inplace.masked_fill_,

@@ -18,7 +18,7 @@ from ..autograd import recording
 from ..autograd.function import Function, once_differentiable
 from ..autograd.grad_mode import state
 from ..device import array_module, to_device
-from ..tensor import Tensor
+from ..tensor import Tensor, int_argument
 from ._util import descending_key, normalize_dim, some_id_outside, take_along, type_name, values_indices
 from .out import out_call
 from .shape import Unsqueeze, _records_nothing, _share_version, _view_of
@@ -1297,12 +1297,19 @@ class Sort(Topk):
     node_name = "SortBackward0"
 
 
+class SortStable(Sort):
+    node_name = "SortBackward1"  # (PyTorch's sort.stable overload: the one any given `stable` picks)
+
+
 def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
     """The k largest (or smallest) values along dim and their indices."""
+    is_sort = issubclass(_cls, Sort)
     if input.array.dtype.kind == "c":
         from .complex import refuse
 
-        refuse("sort" if _cls is Sort else "topk", input)
+        refuse("sort" if is_sort else "topk", input)
+    if not is_sort:
+        k = int_argument(k, "topk", "'k' (position 2)")
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d] if input.array.ndim else 1
     if not 0 <= k <= n:
@@ -1312,14 +1319,21 @@ def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
         values, indices = Tensor._output(values, None), Tensor._output(indices, None)
     else:
         values, indices = _cls.apply(input, k, d, largest, sorted)
-    return values_indices(values, indices, "sort" if _cls is Sort else "topk")
+    return values_indices(values, indices, "sort" if is_sort else "topk")
 
 
-def sort(input, dim=-1, descending=False, stable=False):
+def topk_method(self, k, dim=-1, largest=True, sorted=True):
+    return topk(self, int_argument(k, "topk", "'k' (position 1)"), dim, largest, sorted)
+
+
+_UNSTATED = object()  # (sort's `stable` not passed: PyTorch's other overload)
+
+
+def sort(input, dim=-1, descending=False, *, stable=_UNSTATED):
     """Values sorted along `dim` (stable) and their indices."""
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d] if input.array.ndim else 1
-    return topk(input, n, d, largest=descending, sorted=True, _cls=Sort)
+    return topk(input, n, d, largest=descending, sorted=True, _cls=Sort if stable is _UNSTATED else SortStable)
 
 
 class Multinomial(Function):
