@@ -1518,6 +1518,8 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False):
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """torch.norm (and Tensor.norm): a matrix's nuclear norm for p='nuc' (linalg.matrix_norm's, over two dims),
     else reduction.norm's vector p-norms."""
+    if p == "fro" and not (dim is None or isinstance(dim, int)) and len(dim) > 2:  # (a matrix norm's: two dims)
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if p != "nuc":
         return reduction.norm(input, p, dim, keepdim, dtype)
     if dtype is not None:

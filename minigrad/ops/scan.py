@@ -63,8 +63,10 @@ class Cumsum(Function):
         return reverse_cumsum(g, ctx.dim), None
 
 
-def cumsum(input, dim, dtype=None):
+def cumsum(input, dim=None, dtype=None):
     """Running sums along `dim` (bool and integer inputs give int64, as PyTorch)."""
+    if dim is None:
+        raise TypeError('cumsum() missing 1 required positional arguments: "dim"')
     input = _integral_to_int64(input, dtype, "cumsum")
     return Cumsum.apply(input, _dim(input, dim))
 

@@ -832,9 +832,11 @@ def split(input, split_size_or_sections, dim=0):
     n = input.array.shape[d]
     if isinstance(split_size_or_sections, builtins.int):
         size = split_size_or_sections
-        if size <= 0:
+        if size < 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
-        sizes = [size] * (n // size) + ([n % size] if n % size else [])
+        if size == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
         cls = SplitEqual
     else:
         sizes = [builtins.int(s) for s in split_size_or_sections]
