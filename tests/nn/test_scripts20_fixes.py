@@ -1,0 +1,116 @@
+"""Focused tests for what the scripts of test_dl_scripts20.py (Griffin-Lim's stft / istft loop) found in minigrad."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+
+SIGNAL = np.random.default_rng(20).standard_normal(40)
+
+
+def _hann(lib, n=8, dtype="float64"):
+    return lib.hann_window(n, dtype=getattr(lib, dtype))
+
+
+def _error(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 (the type and text are what is compared)
+            return type(e).__name__, str(e).replace("torch.", "minigrad.")
+    raise AssertionError("no error")
+
+
+STFT_ERRORS = {
+    "3d input": lambda lib: lib.stft(lib.tensor(SIGNAL).view(2, 2, 10), 8, 2, window=_hann(lib), return_complex=True),
+    "0d input": lambda lib: lib.stft(lib.tensor(SIGNAL)[0], 8, 2, window=_hann(lib), center=False,
+                                     return_complex=True),
+    "int input": lambda lib: lib.stft(lib.tensor(SIGNAL).int(), 8, 2, window=_hann(lib), return_complex=True),
+    "n_fft too long": lambda lib: lib.stft(lib.tensor(SIGNAL), 80, 2, window=_hann(lib, 80), center=False,
+                                           return_complex=True),
+    "n_fft 0": lambda lib: lib.stft(lib.tensor(SIGNAL), 0, 2, center=False, return_complex=True),
+    "hop 0": lambda lib: lib.stft(lib.tensor(SIGNAL), 8, 0, window=_hann(lib), return_complex=True),
+    "win_length too long": lambda lib: lib.stft(lib.tensor(SIGNAL), 8, 2, win_length=9, return_complex=True),
+    "window size": lambda lib: lib.stft(lib.tensor(SIGNAL), 8, 2, window=_hann(lib, 7, "float32"),
+                                        return_complex=True, onesided=True, normalized=True),
+    "window 2d, batch": lambda lib: lib.stft(lib.tensor(SIGNAL).view(2, 20), 8, 2, window=_hann(lib).view(2, 4),
+                                             return_complex=True),
+    "pad mode": lambda lib: lib.stft(lib.tensor(SIGNAL), 8, 2, window=_hann(lib), pad_mode="bogus",
+                                     return_complex=True),
+}
+
+
+@pytest.mark.parametrize("case", list(STFT_ERRORS))
+def test_stft_bad_arguments_refused_with_pytorchs_texts(torch, case):
+    theirs = _error(lambda: STFT_ERRORS[case](torch))
+    assert _error(lambda: STFT_ERRORS[case](minigrad)) == theirs
+
+
+def _spectrum(lib, onesided=None, center=True):
+    return lib.stft(lib.tensor(SIGNAL), 8, 2, window=_hann(lib), return_complex=True, onesided=onesided,
+                    center=center)
+
+
+ISTFT_ERRORS = {
+    "empty": lambda lib: lib.istft(_spectrum(lib)[:, :0], 8, 2, window=lib.ones(7, dtype=lib.float64)),
+    "1d": lambda lib: lib.istft(_spectrum(lib)[0], 8, 2, window=_hann(lib)),
+    "0d": lambda lib: lib.istft(_spectrum(lib)[0, 0], 8, 2, window=_hann(lib)),
+    "4d": lambda lib: lib.istft(_spectrum(lib).view(1, 1, 5, 21), 8, 2, window=_hann(lib)),
+    "bins, onesided": lambda lib: lib.istft(_spectrum(lib)[:4], 8, 2, window=_hann(lib), return_complex=True),
+    "bins, full": lambda lib: lib.istft(_spectrum(lib), 8, 2, window=_hann(lib), onesided=False),
+    "full bins, onesided": lambda lib: lib.istft(_spectrum(lib, onesided=False), 8, 2, onesided=True),
+    "hop": lambda lib: lib.istft(_spectrum(lib), 8, 0, window=_hann(lib)),
+    "win_length": lambda lib: lib.istft(_spectrum(lib), 8, 2, win_length=9),
+    "window shape": lambda lib: lib.istft(_spectrum(lib), 8, 2, window=lib.ones(7, dtype=lib.float64)),
+    "onesided complex": lambda lib: lib.istft(_spectrum(lib), 8, 2, window=_hann(lib), return_complex=True),
+    "complex window": lambda lib: lib.istft(_spectrum(lib), 8, 2, window=_hann(lib).to(lib.complex128)),
+    "overlap add": lambda lib: lib.istft(_spectrum(lib, center=False), 8, 2, window=_hann(lib), center=False),
+}
+
+
+@pytest.mark.parametrize("case", list(ISTFT_ERRORS))
+def test_istft_bad_arguments_refused_with_pytorchs_texts(torch, case):
+    theirs = _error(lambda: ISTFT_ERRORS[case](torch))
+    assert _error(lambda: ISTFT_ERRORS[case](minigrad)) == theirs
+
+
+def _run(lib, fn):
+    """fn(lib, x) on a signal that requires grad: its dtype, shape, grad_fn name, values and the signal's grad."""
+    x = lib.tensor(SIGNAL, requires_grad=True)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        y = fn(lib, x)
+    g = np.random.default_rng(1).standard_normal(tuple(y.shape))
+    weights = lib.tensor(g + 1j * g[::-1] if y.is_complex() else g)
+    (y * weights).real.sum().backward() if y.is_complex() else (y * weights).sum().backward()
+    texts = sorted(str(w.message).split(" (Triggered internally")[0] for w in said)  # (PyTorch's C++ origin cut)
+    return (str(y.dtype).split(".")[-1], tuple(y.shape), type(y.grad_fn).__name__, texts), y.detach().numpy(), \
+        x.grad.numpy()
+
+
+RUNS = {
+    "stft": lambda lib, x: lib.stft(x, 8, 2, window=_hann(lib), return_complex=True),
+    "stft batch": lambda lib, x: lib.stft(x.view(2, 20), 8, 2, window=_hann(lib), return_complex=True),
+    "stft constant pad": lambda lib, x: lib.stft(x, 8, 2, window=_hann(lib), pad_mode="constant",
+                                                 return_complex=True),
+    "istft longer": lambda lib, x: lib.istft(lib.stft(x, 8, 2, window=_hann(lib), return_complex=True), 8, 2,
+                                             window=_hann(lib), length=45),
+    "istft full spectrum": lambda lib, x: lib.istft(1j * lib.stft(x, 8, 2, window=_hann(lib), onesided=False,
+                                                                  return_complex=True), 8, 2, window=_hann(lib)),
+    "istft full spectrum, onesided=False": lambda lib, x: lib.istft(
+        1j * lib.stft(x, 8, 2, window=_hann(lib), onesided=False, return_complex=True), 8, 2, window=_hann(lib),
+        onesided=False),
+    "istft complex": lambda lib, x: lib.istft(1j * lib.stft(x, 8, 2, window=_hann(lib), onesided=False,
+                                                            return_complex=True), 8, 2, window=_hann(lib),
+                                              return_complex=True),
+}
+
+
+@pytest.mark.parametrize("case", list(RUNS))
+def test_stft_istft_results_grad_fns_and_gradients_as_pytorch(torch, case):
+    theirs, ours = _run(torch, RUNS[case]), _run(minigrad, RUNS[case])
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-10, atol=1e-12)
