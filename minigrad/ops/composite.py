@@ -1748,11 +1748,19 @@ trapz = trapezoid
 
 
 def vander(x, N=None, increasing=False):
+    """Columns x^(N-1), ..., x^1, x^0 (the reverse when increasing): a running product written after a column of
+    ones, as PyTorch's (its grad_fn names: CopySlices, FlipBackward0); integers and bools count in int64."""
+    if x.array.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.array.shape[0] if N is None else N
-    powers = [x ** k if k else elementwise.pow(x, 0) for k in range(n)]
-    if not increasing:
-        powers = powers[::-1]
-    return shape_ops.stack(powers, 1)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x.array.dtype.kind not in "fc":
+        x = x.to(int64)
+    result = x.new_ones((x.array.shape[0], n))
+    if n > 1:
+        result[:, 1:] = scan.cumprod(x.unsqueeze(1).expand(x.array.shape[0], n - 1), 1)
+    return result if increasing else movement.flip(result, (1,))
 
 
 # ---- small conveniences ------------------------------------------------------------------------------

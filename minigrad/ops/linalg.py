@@ -690,9 +690,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     batch = A.array.shape[:-2]
     sv = xp.linalg.svd(A.array, compute_uv=False)
     eps = np.finfo(A.array.dtype).eps
-    tol = (eps * builtins.max(m, n) if rcond is None else rcond) * sv[..., :1]
-    rank = (sv > tol).sum(-1).astype(np.int64)
-    X = pinverse(A) @ Bm  # the pseudo-inverse solution (recorded, so X has a gradient)
+    rtol = eps * builtins.max(m, n) if rcond is None else rcond
+    rank = (sv > rtol * sv[..., :1]).sum(-1).astype(np.int64)
+    if driver in ("gelsd", "gelss") and bool((rank < builtins.min(m, n)).any()):
+        X = linalg_pinv(A, rtol=rtol) @ Bm  # (the SVD drivers' minimum-norm solution: small singular values dropped)
+    else:
+        X = pinverse(A) @ Bm  # the pseudo-inverse solution (recorded, so X has a gradient)
     empty = xp.zeros((0,), dtype=sv.dtype)  # (residuals and singular values are real, as |.|)
     residuals = empty
     if driver != "gelsy" and m > n and bool((rank == n).all()):
@@ -1369,7 +1372,7 @@ def linalg_vander(x, *, N=None):
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
     x = x.unsqueeze(-1)
-    return cumprod(cat([x.new_ones(x.shape), x.expand(*x.shape[:-1], N - 1)], -1), -1)
+    return cat([x.new_ones(x.shape), cumprod(x.expand(*x.shape[:-1], N - 1), -1)], -1)  # (PyTorch's CatBackward0)
 
 
 def householder_product(input, tau):

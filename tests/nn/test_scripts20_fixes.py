@@ -114,3 +114,67 @@ def test_stft_istft_results_grad_fns_and_gradients_as_pytorch(torch, case):
     assert ours[0] == theirs[0]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-10, atol=1e-12)
+
+
+# ---- the spectral regression's features: vander, linalg.vander; cumprod's float32 rounding -----------------------
+def _vander_outcome(lib, fn, values):
+    x = lib.tensor(values, requires_grad=values.dtype.kind == "f")
+    try:
+        y = fn(lib, x)
+    except RuntimeError as e:
+        return ("error", str(e)), None, None
+    grad = None
+    # (torch.vander's own backward fails in PyTorch 2.13: its cumprod_out writes into the result the scan saved;
+    # linalg.vander's gradient is compared)
+    if y.requires_grad and fn is VANDERS["linalg"][0]:
+        y.backward(lib.tensor(np.random.default_rng(2).standard_normal(tuple(y.shape))))
+        grad = x.grad.numpy()
+    name = None if y.grad_fn is None else type(y.grad_fn).__name__
+    return (str(y.dtype).split(".")[-1], tuple(y.shape), name), y.detach().numpy(), grad
+
+
+POINTS = np.array([0.5, -1.25, 2.0, 0.75])
+VANDERS = {
+    "default": (lambda lib, x: lib.vander(x), POINTS),
+    "N, increasing": (lambda lib, x: lib.vander(x, N=6, increasing=True), POINTS),
+    "N=1": (lambda lib, x: lib.vander(x, N=1), POINTS),
+    "N=0": (lambda lib, x: lib.vander(x, N=0), POINTS),
+    "float32": (lambda lib, x: lib.vander(x.float(), N=5), POINTS),
+    "int32": (lambda lib, x: lib.vander(x, N=4), np.array([1, -2, 3], dtype=np.int32)),
+    "negative N": (lambda lib, x: lib.vander(x, N=-1), POINTS),
+    "2-D": (lambda lib, x: lib.vander(x.view(2, 2)), POINTS),
+    "linalg": (lambda lib, x: lib.linalg.vander(x.view(2, 2), N=4), POINTS),
+}
+
+
+@pytest.mark.parametrize("case", list(VANDERS))
+def test_vander_as_pytorch(torch, case):
+    fn, values = VANDERS[case]
+    theirs, ours = _vander_outcome(torch, fn, values), _vander_outcome(minigrad, fn, values)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1:], theirs[1:]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_array_equal(a, b)
+
+
+def test_cumprod_float32_rounds_once_as_pytorchs_cpu_scan(torch):
+    a = np.random.default_rng(3).uniform(0.5, 1.5, (6, 50)).astype(np.float32)
+    theirs = torch.cumprod(torch.tensor(a), 1).numpy()
+    np.testing.assert_array_equal(minigrad.cumprod(minigrad.tensor(a), 1).numpy(), theirs)
+
+
+@pytest.mark.parametrize("driver", ["gelsd", "gelss"])
+@pytest.mark.parametrize("rcond", [None, 0.3])
+def test_lstsq_svd_drivers_drop_small_singular_values(torch, driver, rcond):
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((5, 2)) @ rng.standard_normal((2, 3)), rng.standard_normal((5, 2))
+    out = []
+    for lib in (torch, minigrad):
+        A = lib.tensor(a, requires_grad=True)
+        res = lib.linalg.lstsq(A, lib.tensor(b), rcond=rcond, driver=driver)
+        res.solution.backward(lib.tensor(np.ones((3, 2))))
+        out.append((int(res.rank), res.solution.detach().numpy(), A.grad.numpy()))
+    assert out[0][0] == out[1][0]
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(out[1][2], out[0][2], rtol=1e-8, atol=1e-10)
