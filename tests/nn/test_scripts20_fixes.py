@@ -178,3 +178,52 @@ def test_lstsq_svd_drivers_drop_small_singular_values(torch, driver, rcond):
     assert out[0][0] == out[1][0]
     np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(out[1][2], out[0][2], rtol=1e-8, atol=1e-10)
+
+
+# ---- checkpoint's own keyword arguments: context_fn, debug, early_stop, determinism_check --------------------------
+def _checkpoint_run(lib, **kw):
+    """A checkpointed block with `kw`: the log of its context managers (after forward, after backward), the
+    output and the input's gradient."""
+    log = []
+
+    class Note:
+        def __init__(self, name):
+            self.name = name
+
+        def __enter__(self):
+            log.append(self.name)
+
+        def __exit__(self, *exc):
+            log.append("/" + self.name)
+
+    x = lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
+    if kw.pop("notes", False):
+        kw["context_fn"] = lambda: (Note("forward"), Note("recompute"))
+    y = lib.utils.checkpoint.checkpoint(lambda h, *, k: (h.sin() * k).exp(), x, k=2.0, use_reentrant=False, **kw)
+    after_forward = list(log)
+    y.sum().backward()
+    return after_forward, log, y.detach().numpy(), x.grad.numpy()
+
+
+@pytest.mark.parametrize("kw", [dict(notes=True), dict(debug=True, early_stop=False)], ids=["context_fn", "debug"])
+def test_checkpoint_takes_context_fn_debug_and_early_stop_as_pytorch(torch, kw):
+    theirs, ours = _checkpoint_run(torch, **dict(kw)), _checkpoint_run(minigrad, **dict(kw))
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12)
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-12)
+
+
+CHECKPOINT_ERRORS = {
+    "determinism_check": dict(use_reentrant=False, determinism_check="foo"),
+    "reentrant debug": dict(use_reentrant=True, debug=True),
+    "reentrant context_fn": dict(use_reentrant=True, context_fn=lambda: (None, None)),
+}
+
+
+@pytest.mark.parametrize("case", list(CHECKPOINT_ERRORS))
+def test_checkpoint_refuses_its_arguments_as_pytorch(torch, case):
+    def call(lib):
+        x = lib.ones(2, requires_grad=True)
+        return lambda: lib.utils.checkpoint.checkpoint(lambda h: h * 2, x, **CHECKPOINT_ERRORS[case])
+
+    assert _error(call(minigrad)) == _error(call(torch))
