@@ -415,7 +415,7 @@ def test_awd_lstm_weight_drop_locked_dropout(torch, optimizer):
 
 
 # ---- spectral regression: Chebyshev / Hermite / vander features, lstsq in closed form against gradient descent --
-def spectral_regression(torch, init):
+def spectral_regression(torch, init, driver):
     nn, F = torch.nn, torch.nn.functional
     special = torch.special
     deg = 4
@@ -429,8 +429,9 @@ def spectral_regression(torch, init):
         herm = special.hermite_polynomial_h(x.unsqueeze(-1), n[:3])
         return torch.cat([cheb, herm / 4, torch.vander(x, N=3, increasing=True)], dim=-1)
 
-    Phi = features(x)
-    closed = torch.linalg.lstsq(Phi, y.unsqueeze(-1)).solution.squeeze(-1)
+    Phi = features(x)  # rank-deficient: T0, T1 and vander's 1, x are the same columns
+    fit = torch.linalg.lstsq(Phi, y.unsqueeze(-1), driver=driver)
+    closed = fit.solution.squeeze(-1)
     vander = torch.vander(x[:3])
     model = nn.Linear(Phi.shape[1], 1, bias=False)
     init = start(model, init)
@@ -443,13 +444,16 @@ def spectral_regression(torch, init):
         opt.step()
         losses.append(loss.item())
     best = F.mse_loss(Phi @ closed, y).item()
-    return dict(init=init, Phi=Phi, closed_fit=Phi @ closed, vander=vander, losses=losses, grads=grads(model),
-                params=list(model.parameters()), gap=losses[-1] - best)
+    # gelsy's basic solution is LAPACK's pivoting choice; the SVD driver's is the minimum-norm one
+    solution = closed if driver == "gelsd" else None
+    return dict(init=init, Phi=Phi, closed_fit=Phi @ closed, solution=solution, rank=int(fit.rank), vander=vander,
+                losses=losses, grads=grads(model), params=list(model.parameters()), gap=losses[-1] - best)
 
 
-def test_spectral_regression_lstsq_and_gradient(torch):
-    theirs, _ = both(torch, spectral_regression, tol=dict(rtol=1e-8, atol=1e-10))
-    assert theirs["gap"] >= 0
+@pytest.mark.parametrize("driver", ["gelsy", "gelsd"])
+def test_spectral_regression_lstsq_and_gradient(torch, driver):
+    theirs, _ = both(torch, spectral_regression, tol=dict(rtol=1e-8, atol=1e-10), driver=driver)
+    assert theirs["gap"] >= 0 and theirs["rank"] == 5
 
 
 # ---- knowledge graphs: TransE over given corruptions with entity renormalisation, RotatE through view_as_real ---
