@@ -162,6 +162,8 @@ def _fused_product(input, a, b, shape_of):
 
 
 def _add(input, prod, beta, alpha):
+    if isinstance(input, Tensor) and not _expandable(input.array.shape, prod.array.shape):
+        shape_ops.expand(input, prod.array.shape)  # (PyTorch expands input to the product's shape: its error)
     return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
 
 
@@ -189,6 +191,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec): input a vector of mat's rows (or one value), as PyTorch checks it."""
+    if all(isinstance(t, Tensor) for t in (input, mat, vec)):
+        if not (mat.ndim == 2 and vec.ndim == 1 and input.ndim <= 1):
+            raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+        m, n = mat.shape
+        if n != vec.shape[0] or input.numel() not in (1, m):
+            raise RuntimeError(f"size mismatch, got input ({input.numel()}), mat ({m}x{n}), vec ({vec.shape[0]})")
     if _fused_product(input, mat, vec, _mv_shape):
         return fused.Addmv.apply(input, mat, vec, beta, alpha)
     return _add(input, matmul.matmul(mat, vec), beta, alpha)

@@ -227,3 +227,32 @@ def test_checkpoint_refuses_its_arguments_as_pytorch(torch, case):
         return lambda: lib.utils.checkpoint.checkpoint(lambda h: h * 2, x, **CHECKPOINT_ERRORS[case])
 
     assert _error(call(minigrad)) == _error(call(torch))
+
+
+# ---- the AWD-LSTM step's addmm: the bias is expanded to the product's shape, never the product broadcast to it ----
+PRODUCT_SHAPES = {
+    "addmm vector": lambda lib: lib.addmm(lib.ones(4), lib.ones(4, 3), lib.ones(3, 3)),
+    "addmm rows": lambda lib: lib.addmm(lib.ones(2, 3), lib.ones(4, 3), lib.ones(3, 3)),
+    "addmm 3-D": lambda lib: lib.addmm(lib.ones(4, 3, 1), lib.ones(4, 3), lib.ones(3, 3)),
+    "addmm integers 3-D": lambda lib: lib.addmm(*(lib.ones(*s, dtype=lib.int64) for s in ((4, 3, 1), (4, 3), (3, 3)))),
+    "baddbmm": lambda lib: lib.baddbmm(lib.ones(3, 1), lib.ones(2, 4, 3), lib.ones(2, 3, 3)),
+    "addbmm 3-D": lambda lib: lib.addbmm(lib.ones(1, 4, 3), lib.ones(2, 4, 3), lib.ones(2, 3, 3)),
+    "addr 3-D": lambda lib: lib.addr(lib.ones(1, 4, 3), lib.ones(4), lib.ones(3)),
+    "addmv 2-D input": lambda lib: lib.addmv(lib.ones(4, 1), lib.ones(4, 3), lib.ones(3)),
+    "addmv 3-D mat": lambda lib: lib.addmv(lib.ones(2), lib.ones(4, 3, 1), lib.ones(3)),
+    "addmv input size": lambda lib: lib.addmv(lib.ones(3), lib.ones(4, 3), lib.ones(3)),
+    "addmv vec size": lambda lib: lib.addmv(lib.ones(4), lib.ones(4, 3), lib.ones(2)),
+}
+
+
+@pytest.mark.parametrize("case", list(PRODUCT_SHAPES))
+def test_add_product_ops_refuse_an_input_of_another_shape_as_pytorch(torch, case):
+    theirs = _error(lambda: PRODUCT_SHAPES[case](torch))
+    assert _error(lambda: PRODUCT_SHAPES[case](minigrad)) == theirs
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (4,)])
+def test_addmv_takes_one_value_or_a_vector_of_rows(torch, shape):
+    out = [lib.addmv(lib.arange(1.0, 1.0 + (shape[0] if shape else 1)).reshape(shape), lib.ones(4, 3),
+                     lib.ones(3), beta=2).numpy() for lib in (torch, minigrad)]
+    np.testing.assert_array_equal(out[1], out[0])
