@@ -677,10 +677,15 @@ def lstsq(A, B, rcond=None, *, driver=None):
         driver = "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
-    _matrix("lstsq", A)
+    if A.array.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.array.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
     if A.array.dtype != B.array.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
                            f"dtype {A.dtype._legacy[:-6]} and other's dtype {B.dtype._legacy[:-6]}")
+    if A.array.dtype.kind not in "fc" or A.array.dtype == np.float16:  # (LAPACK's single and double kinds only)
+        raise RuntimeError("This function doesn't handle types other than float and double")
     xp = array_module(A.array)
     vector = B.array.ndim == A.array.ndim - 1
     if (B.array.shape[-1] if vector else B.array.shape[-2]) != A.array.shape[-2]:

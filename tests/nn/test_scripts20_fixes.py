@@ -256,3 +256,18 @@ def test_addmv_takes_one_value_or_a_vector_of_rows(torch, shape):
     out = [lib.addmv(lib.arange(1.0, 1.0 + (shape[0] if shape else 1)).reshape(shape), lib.ones(4, 3),
                      lib.ones(3), beta=2).numpy() for lib in (torch, minigrad)]
     np.testing.assert_array_equal(out[1], out[0])
+
+
+LSTSQ_ERRORS = {
+    "1-D input": lambda lib: lib.linalg.lstsq(lib.ones(3, dtype=lib.int64), lib.ones(3, 1, dtype=lib.int64)),
+    "0-D other": lambda lib: lib.linalg.lstsq(lib.ones(3, 2), lib.tensor(1.0)),
+    "dtypes": lambda lib: lib.linalg.lstsq(lib.ones(3, 2, dtype=lib.int64), lib.ones(3, 1)),
+    "integers": lambda lib: lib.linalg.lstsq(lib.ones(3, 2, dtype=lib.int64), lib.ones(3, 1, dtype=lib.int64)),
+    "bools": lambda lib: lib.linalg.lstsq(lib.ones(3, 2, dtype=lib.bool), lib.ones(3, 1, dtype=lib.bool)),
+    "float16": lambda lib: lib.linalg.lstsq(lib.ones(3, 2, dtype=lib.float16), lib.ones(3, 1, dtype=lib.float16)),
+}
+
+
+@pytest.mark.parametrize("case", list(LSTSQ_ERRORS))
+def test_lstsq_refuses_bad_operands_as_pytorch(torch, case):
+    assert _error(lambda: LSTSQ_ERRORS[case](minigrad)) == _error(lambda: LSTSQ_ERRORS[case](torch))
