@@ -290,6 +290,18 @@ def _window(window, win_length, n_fft, like):
     return window
 
 
+_said = set()  # the warnings PyTorch gives once a process (TORCH_WARN_ONCE), given already
+
+
+def _warn_once(text):
+    """PyTorch's TORCH_WARN_ONCE: the first time only, unless set_warn_always(True)."""
+    from . import is_warn_always_enabled  # (the package imports this module)
+
+    if text not in _said or is_warn_always_enabled():
+        _said.add(text)
+        warnings.warn(text, UserWarning, stacklevel=3)
+
+
 def _type_text(t):
     """PyTorch's toString() of a tensor's type in its stft / istft texts: a legacy name, or the complex CPU type."""
     if t.is_complex():
@@ -344,6 +356,11 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
           f"{list(window.shape) if window is not None else []}")
     if input.array.dtype.kind == "c":
         raise NotImplementedError("stft of a complex signal is not supported by minigrad")
+    if window is None:
+        _warn_once("A window was not provided. A rectangular window will be applied,which is known to cause spectral "
+                   "leakage. Other windows such as minigrad.hann_window or minigrad.hamming_window are recommended to "
+                   "reduce spectral leakage.To suppress this warning and use a rectangular window, explicitly set "
+                   "`window=minigrad.ones(n_fft, device=<device>)`.")
     x = input if input.ndim == 2 else input.unsqueeze(0)
     if center:
         n = x.shape[-1]
@@ -409,6 +426,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError("Cannot have onesided output if window or input is complex")
     if not return_complex and window is not None and window.is_complex():
         raise RuntimeError("Complex windows are incompatible with return_complex=False")
+    if window is None:
+        _warn_once("A window was not provided. A rectangular window will be applied.Please provide the same window "
+                   "used by stft to make the inversion lossless.To suppress this warning and use a rectangular "
+                   "window, explicitly set `window=minigrad.ones(n_fft, device=<device>)`.")
     spec = input if input.ndim == 3 else input.unsqueeze(0)
     norm = "ortho" if normalized else None
     if return_complex:
@@ -431,9 +452,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     out = signal[:, start:end] / Tensor._wrap(env)
     out = out if input.ndim == 3 else out.squeeze(0)
     if end > total:
-        warnings.warn("The length of signal is shorter than the length parameter. Result is being padded with "
-                      "zeros in the tail. Please check your center and hop_length settings.", UserWarning,
-                      stacklevel=2)
+        _warn_once("The length of signal is shorter than the length parameter. Result is being padded with zeros "
+                   "in the tail. Please check your center and hop_length settings.")
         out = _pad_to(out, (*out.shape[:-1], out.shape[-1] + end - total))
     return out
 

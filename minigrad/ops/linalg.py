@@ -697,8 +697,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     eps = np.finfo(A.array.dtype).eps
     rtol = eps * builtins.max(m, n) if rcond is None else rcond
     rank = (sv > rtol * sv[..., :1]).sum(-1).astype(np.int64)
-    if driver in ("gelsd", "gelss") and bool((rank < builtins.min(m, n)).any()):
-        X = linalg_pinv(A, rtol=rtol) @ Bm  # (the SVD drivers' minimum-norm solution: small singular values dropped)
+    if driver != "gels" and bool((rank < builtins.min(m, n)).any()):
+        # rank-deficient: the SVD drivers' minimum-norm solution, small singular values dropped (gelsy's pivoted
+        # basic solution is another X with the same fit A X)
+        X = linalg_pinv(A, rtol=rtol) @ Bm
     else:
         X = pinverse(A) @ Bm  # the pseudo-inverse solution (recorded, so X has a gradient)
     empty = xp.zeros((0,), dtype=sv.dtype)  # (residuals and singular values are real, as |.|)
