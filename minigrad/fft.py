@@ -13,6 +13,7 @@ from .dtypes import default_float, from_numpy_dtype
 from .ops._util import normalize_dim
 from .ops.complex import _scalar_type, complex_of, conj, real_of, view_as_real
 from .ops.out import take_out
+from .ops.scatter import _pad_to
 from .tensor import Tensor, dtype_argument
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -279,9 +280,7 @@ def _frames(n, n_fft, hop):
 
 
 def _window(window, win_length, n_fft, like):
-    """The window padded (centred) to n_fft, as PyTorch's stft pads it; ones where none is given (stft and istft
-    have checked its size)."""
-    win_length = n_fft if win_length is None else win_length
+    """The window padded (centred) to n_fft, as PyTorch's stft pads it; ones where none is given."""
     if window is None:
         window = Tensor._wrap(np.ones(win_length, dtype=real_of(complex_of(like.array.dtype))
                                       if like.array.dtype.kind == "f" else like.array.dtype))
@@ -290,20 +289,37 @@ def _window(window, win_length, n_fft, like):
         window = _cat(_cat(window.new_zeros(left), window, 0), window.new_zeros(n_fft - win_length - left), 0)
     return window
 
+
+_said = set()  # the warnings PyTorch gives once a process (TORCH_WARN_ONCE), given already
+
+
+def _warn_once(text):
+    """PyTorch's TORCH_WARN_ONCE: the first time only, unless set_warn_always(True)."""
+    from . import is_warn_always_enabled  # (the package imports this module)
+
+    if text not in _said or is_warn_always_enabled():
+        _said.add(text)
+        warnings.warn(text, UserWarning, stacklevel=3)
+
+
+def _type_text(t):
+    """PyTorch's toString() of a tensor's type in its stft / istft texts: a legacy name, or the complex CPU type."""
+    if t.is_complex():
+        return "CPUComplexFloatType" if t.array.dtype == np.complex64 else "CPUComplexDoubleType"
+    return f"minigrad.{t.dtype._legacy}"
+
+
+def _window_text(window):
+    return "None" if window is None else f"{_type_text(window)}{{{list(window.shape)}}}"
+
+
+def _flag(value):
+    return "None" if value is None else int(value)
+
+
 _REAL_STFT = ("stft with return_complex=False is deprecated. In a future pytorch release, stft will return complex "
               "tensors for all inputs, and return_complex=False will raise an error.\nNote: you can still call "
               "torch.view_as_real on the complex output to recover the old return format.")
-
-
-def _stft_refusal(signal, n_fft, hop, win_length, window, normalized, onesided, problem, padded=0):
-    """PyTorch's stft error: the call as its C++ side prints it (the signal after centre padding), then the problem."""
-    shown = "None" if window is None else f"{window.type()}{{{list(window.shape)}}}"
-    shape = list(signal.shape[:-1]) + [signal.shape[-1] + 2 * padded]
-    side = "None" if onesided is None else int(bool(onesided))
-    win_length = n_fft if win_length is None else win_length
-    raise RuntimeError(f"stft({signal.type()}{shape}, n_fft={n_fft}, hop_length={hop}, "
-                       f"win_length={win_length}, window={shown}, normalized={int(bool(normalized))}, onesided={side}, "
-                       f"return_complex=1, align_to_window=None) : {problem}")
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
@@ -317,15 +333,36 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         warnings.warn(_REAL_STFT, UserWarning, stacklevel=2)
         return view_as_real(stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
                                  onesided, return_complex=True))
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    pad = n_fft // 2 if center else 0
+    shape = list(input.shape[:-1]) + [input.shape[-1] + 2 * pad] if input.ndim else []  # (checked once padded)
+
+    call = (f"stft({_type_text(input)}{shape}, n_fft={n_fft}, hop_length={hop}, win_length={win_length}, "
+            f"window={_window_text(window)}, normalized={int(normalized)}, onesided={_flag(onesided)}, "
+            "return_complex=1, align_to_window=None)")  # (PyTorch's texts begin with the call)
+
+    def check(ok, problem):
+        if not ok:
+            raise RuntimeError(f"{call} : {problem}")
+
+    check(input.ndim in (1, 2), "expected a 1D or 2D tensor")
+    check(input.array.dtype.kind in "fc", "expected a tensor of floating point or complex values")
+    check(0 < n_fft <= shape[-1], f"expected 0 < n_fft < {shape[-1]}, but got n_fft={n_fft}")
+    check(hop > 0, f"expected hop_length > 0, but got hop_length={hop}")
+    check(0 < win_length <= n_fft, f"expected 0 < win_length <= n_fft, but got win_length={win_length}")
+    check(window is None or (window.ndim == 1 and window.shape[0] == win_length),
+          f"expected a 1D window tensor of size equal to win_length={win_length}, but got window with size "
+          f"{list(window.shape) if window is not None else []}")
     if input.array.dtype.kind == "c":
         raise NotImplementedError("stft of a complex signal is not supported by minigrad")
-    hop = n_fft // 4 if hop_length is None else hop_length
-    if input.ndim not in (1, 2):
-        _stft_refusal(input, n_fft, hop, win_length, window, normalized, onesided, "expected a 1D or 2D tensor",
-                      n_fft // 2 if center else 0)
+    if window is None:
+        _warn_once("A window was not provided. A rectangular window will be applied,which is known to cause spectral "
+                   "leakage. Other windows such as minigrad.hann_window or minigrad.hamming_window are recommended to "
+                   "reduce spectral leakage.To suppress this warning and use a rectangular window, explicitly set "
+                   "`window=minigrad.ones(n_fft, device=<device>)`.")
     x = input if input.ndim == 2 else input.unsqueeze(0)
     if center:
-        pad = n_fft // 2
         n = x.shape[-1]
         # (PyTorch pads the (1, B, N) view with F.pad: its modes, and its refusals of too short a signal)
         if pad_mode == "reflect" and pad >= n:
@@ -347,72 +384,65 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
             else:
                 raise NotImplementedError(f"Unrecognised padding mode {pad_mode}")
             x = x[:, Tensor._wrap(idx)]
-    signal = x if input.ndim == 2 else x.squeeze(0)
-    length, win = x.shape[-1], n_fft if win_length is None else win_length
-    if input.array.dtype.kind not in "fc":
-        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
-                      "expected a tensor of floating point or complex values")
-    if not 0 < n_fft <= length:
-        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
-                      f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
-    if hop <= 0:
-        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
-                      f"expected hop_length > 0, but got hop_length={hop}")
-    if not 0 < win <= n_fft:
-        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided,
-                      f"expected 0 < win_length <= n_fft, but got win_length={win}")
-    if window is not None and (window.ndim != 1 or window.shape[0] != win):
-        _stft_refusal(signal, n_fft, hop, win, window, normalized, onesided, "expected a 1D window tensor of size equal "
-                      f"to win_length={win}, but got window with size {list(window.shape)}")
     frames = x[:, Tensor._wrap(_frames(x.shape[-1], n_fft, hop))] * _window(window, win_length, n_fft, input)
     onesided = True if onesided is None else onesided
     out = (rfft if onesided else fft)(frames, dim=-1, norm="ortho" if normalized else None)
-    out = out.transpose(1, 2)
-    return out if input.ndim == 2 else out.squeeze(0)
+    out.transpose_(1, 2)  # (in place, as PyTorch's stft: its grad_fn names)
+    return out if input.ndim == 2 else out.squeeze_(0)
 
 
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
           onesided=None, length=None, return_complex=False):
-    """The inverse of stft: each frame's irfft, windowed, overlapped and added, over the summed squared window."""
+    """The inverse of stft: each frame's inverse transform, windowed, overlapped and added, over the summed squared
+    window. A full spectrum (n_fft bins) is taken as onesided=False unless told; its real inverse uses only the
+    first n_fft // 2 + 1 bins, as PyTorch's."""
     if not input.is_complex():  # (a real (..., 2) spectrum is PyTorch's removed older form)
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
     hop = n_fft // 4 if hop_length is None else hop_length
-    win = n_fft if win_length is None else win_length
+    win_length = n_fft if win_length is None else win_length
 
-    def refuse(problem, sep=" : "):  # (PyTorch's text: the call as its C++ side prints it, then the problem)
-        shown = "None" if window is None else f"{window.type()}{{{list(window.shape)}}}"
-        raise RuntimeError(
-            f"istft(CPU{input.dtype._legacy[:-6]}Type{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, "
-            f"win_length={win}, window={shown}, center={int(bool(center))}, normalized={int(bool(normalized))}, "
-            f"onesided={'None' if onesided is None else int(bool(onesided))}, length={length}, "
-            f"return_complex={int(bool(return_complex))}){sep}{problem}")
+    call = (f"istft({_type_text(input)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, win_length="
+            f"{win_length}, window={_window_text(window)}, center={int(center)}, normalized={int(normalized)}, "
+            f"onesided={_flag(onesided)}, length={length}, return_complex={int(return_complex)})")
 
-    if input.ndim < 2:  # (PyTorch reads the frequency size of the real view as its dim -3)
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim - 1}, {input.ndim}], but "
-                         "got -3)")
-    if input.numel() == 0:
-        refuse("input tensor cannot be empty.")
-    if input.ndim > 3:
-        refuse(f"expected a tensor with 3 or 4 dimensions, but got {input.ndim + 1}")
+    def check(ok, problem):
+        if not ok:
+            raise RuntimeError(f"{call} : {problem}")
+
+    dims = input.ndim + 1  # (PyTorch checks the real view: (..., bins, frames, 2))
+    for d in (-2, -3):
+        if dims < -d:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-dims}, {dims - 1}], but got {d})")
+    check(input.numel() > 0, "input tensor cannot be empty.")
+    check(dims in (3, 4), f"expected a tensor with 3 or 4 dimensions, but got {dims}")
+    bins = input.shape[-2]
+    onesided = bins != n_fft if onesided is None else onesided
+    if onesided:
+        check(bins == n_fft // 2 + 1, "expected the frequency dimension (3rd to the last) of the input tensor to "
+                                      f"match n_fft / 2 + 1 when onesided=True, but got {bins}")
+    else:
+        check(bins == n_fft, "expected the frequency dimension (3rd to the last) of the input tensor to match "
+                             f"n_fft when onesided=False, but got {bins}")
+    check(0 < hop <= win_length, "expected 0 < hop_length <= win_length")
+    check(0 < win_length <= n_fft, "expected 0 < win_length <= n_fft")
+    check(window is None or (window.ndim == 1 and window.shape[0] == win_length),
+          "Invalid window shape. window has to be 1D and length of `win_length`")
+    if return_complex and onesided:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    if not return_complex and window is not None and window.is_complex():
+        raise RuntimeError("Complex windows are incompatible with return_complex=False")
+    if window is None:
+        _warn_once("A window was not provided. A rectangular window will be applied.Please provide the same window "
+                   "used by stft to make the inversion lossless.To suppress this warning and use a rectangular "
+                   "window, explicitly set `window=minigrad.ones(n_fft, device=<device>)`.")
     spec = input if input.ndim == 3 else input.unsqueeze(0)
-    sided = spec.shape[1] != n_fft if onesided is None else onesided
-    if spec.shape[1] != (n_fft // 2 + 1 if sided else n_fft):
-        refuse("expected the frequency dimension (3rd to the last) of the input tensor to match "
-               f"{'n_fft / 2 + 1' if sided else 'n_fft'} when onesided={bool(sided)}, but got {spec.shape[1]}")
-    if not 0 < hop <= win:
-        refuse("expected 0 < hop_length <= win_length")
-    if not 0 < win <= n_fft:
-        refuse("expected 0 < win_length <= n_fft")
-    if window is not None and (window.ndim != 1 or window.shape[0] != win):
-        refuse("Invalid window shape. window has to be 1D and length of `win_length`")
+    norm = "ortho" if normalized else None
     if return_complex:
-        if sided:
-            raise RuntimeError("Cannot have onesided output if window or input is complex")
-        frames = ifft(spec.transpose(1, 2), dim=-1, norm="ortho" if normalized else None)
-    else:  # (a two-sided spectrum is read as PyTorch reads it: its first n_fft // 2 + 1 bins only)
-        frames = irfft(spec[:, :n_fft // 2 + 1].transpose(1, 2), n=n_fft, dim=-1, norm="ortho" if normalized else None)
-    w = _window(window, win_length, n_fft, frames)
+        frames = ifft(spec.transpose(1, 2), dim=-1, norm=norm)
+    else:
+        frames = irfft(spec.narrow(1, 0, n_fft // 2 + 1).transpose(1, 2), n=n_fft, dim=-1, norm=norm)
+    w = _window(window, win_length, n_fft, frames.real if frames.is_complex() else frames)
     frames = frames * w
     count = frames.shape[1]
     total = n_fft + hop * (count - 1)
@@ -422,14 +452,16 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     np.add.at(envelope, idx.array, np.tile(w.array * w.array, count))
     start = n_fft // 2 if center else 0
     end = total - (n_fft // 2 if center else 0) if length is None else start + length
-    end = min(end, total)
-    env = envelope[start:end]
+    env = envelope[start:min(end, total)]
     if (np.abs(env) < 1e-11).any():
-        refuse("window overlap add min: 1", sep=" ")
+        raise RuntimeError(f"{call} window overlap add min: 1\n[ CPUBoolType{{}} ]")
     out = signal[:, start:end] / Tensor._wrap(env)
-    if length is not None and out.shape[-1] < length:
-        out = _cat(out, out.new_zeros((out.shape[0], length - out.shape[-1])), 1)
-    return out if input.ndim == 3 else out.squeeze(0)
+    out = out if input.ndim == 3 else out.squeeze(0)
+    if end > total:
+        _warn_once("The length of signal is shorter than the length parameter. Result is being padded with zeros "
+                   "in the tail. Please check your center and hop_length settings.")
+        out = _pad_to(out, (*out.shape[:-1], out.shape[-1] + end - total))
+    return out
 
 
 take_out(globals(), "fft")  # PyTorch's out= (minigrad/ops/out.py)

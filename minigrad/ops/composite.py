@@ -162,6 +162,8 @@ def _fused_product(input, a, b, shape_of):
 
 
 def _add(input, prod, beta, alpha):
+    if isinstance(input, Tensor) and not _expandable(input.array.shape, prod.array.shape):
+        shape_ops.expand(input, prod.array.shape)  # (PyTorch expands input to the product's shape: its error)
     return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
 
 
@@ -189,6 +191,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec): input a vector of mat's rows (or one value), as PyTorch checks it."""
+    if all(isinstance(t, Tensor) for t in (input, mat, vec)):
+        if not (mat.ndim == 2 and vec.ndim == 1 and input.ndim <= 1):
+            raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+        m, n = mat.shape
+        if n != vec.shape[0] or input.numel() not in (1, m):
+            raise RuntimeError(f"size mismatch, got input ({input.numel()}), mat ({m}x{n}), vec ({vec.shape[0]})")
     if _fused_product(input, mat, vec, _mv_shape):
         return fused.Addmv.apply(input, mat, vec, beta, alpha)
     return _add(input, matmul.matmul(mat, vec), beta, alpha)
@@ -1783,11 +1792,19 @@ trapz = trapezoid
 
 
 def vander(x, N=None, increasing=False):
+    """Columns x^(N-1), ..., x^1, x^0 (the reverse when increasing): a running product written after a column of
+    ones, as PyTorch's (its grad_fn names: CopySlices, FlipBackward0); integers and bools count in int64."""
+    if x.array.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.array.shape[0] if N is None else N
-    powers = [x ** k if k else elementwise.pow(x, 0) for k in range(n)]
-    if not increasing:
-        powers = powers[::-1]
-    return shape_ops.stack(powers, 1)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x.array.dtype.kind not in "fc":
+        x = x.to(int64)
+    result = x.new_ones((x.array.shape[0], n))
+    if n > 1:
+        result[:, 1:] = scan.cumprod(x.unsqueeze(1).expand(x.array.shape[0], n - 1), 1)
+    return result if increasing else movement.flip(result, (1,))
 
 
 # ---- small conveniences ------------------------------------------------------------------------------

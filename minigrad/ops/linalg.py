@@ -752,10 +752,15 @@ def lstsq(A, B, rcond=None, *, driver=None):
         driver = "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
-    _matrix("lstsq", A)
+    if A.array.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.array.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
     if A.array.dtype != B.array.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
                            f"dtype {A.dtype._legacy[:-6]} and other's dtype {B.dtype._legacy[:-6]}")
+    if A.array.dtype.kind not in "fc" or A.array.dtype == np.float16:  # (LAPACK's single and double kinds only)
+        raise RuntimeError("This function doesn't handle types other than float and double")
     xp = array_module(A.array)
     vector = B.array.ndim == A.array.ndim - 1
     if (B.array.shape[-1] if vector else B.array.shape[-2]) != A.array.shape[-2]:
@@ -765,9 +770,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
     batch = A.array.shape[:-2]
     sv = xp.linalg.svd(A.array, compute_uv=False)
     eps = np.finfo(A.array.dtype).eps
-    tol = (eps * builtins.max(m, n) if rcond is None else rcond) * sv[..., :1]
-    rank = (sv > tol).sum(-1).astype(np.int64)
-    X = pinverse(A) @ Bm  # the pseudo-inverse solution (recorded, so X has a gradient)
+    rtol = eps * builtins.max(m, n) if rcond is None else rcond
+    rank = (sv > rtol * sv[..., :1]).sum(-1).astype(np.int64)
+    if driver != "gels" and bool((rank < builtins.min(m, n)).any()):
+        # rank-deficient: the SVD drivers' minimum-norm solution, small singular values dropped (gelsy's pivoted
+        # basic solution is another X with the same fit A X)
+        X = linalg_pinv(A, rtol=rtol) @ Bm
+    else:
+        X = pinverse(A) @ Bm  # the pseudo-inverse solution (recorded, so X has a gradient)
     empty = xp.zeros((0,), dtype=sv.dtype)  # (residuals and singular values are real, as |.|)
     residuals = empty
     if driver != "gelsy" and m > n and bool((rank == n).all()):
@@ -1448,7 +1458,7 @@ def linalg_vander(x, *, N=None):
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
     x = x.unsqueeze(-1)
-    return cumprod(cat([x.new_ones(x.shape), x.expand(*x.shape[:-1], N - 1)], -1), -1)
+    return cat([x.new_ones(x.shape), cumprod(x.expand(*x.shape[:-1], N - 1), -1)], -1)  # (PyTorch's CatBackward0)
 
 
 @composite_node("LinalgHouseholderProductBackward0")

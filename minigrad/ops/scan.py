@@ -26,9 +26,11 @@ def _integral_to_int64(input, dtype, name):
 
 
 def _running(a):
-    """The dtype a scan of array `a` runs in: float16's in float32, each result rounded once, as PyTorch's
-    accumulation type for half (numpy would round every running sum to float16); else a's own."""
-    return np.float32 if a.dtype == np.float16 else a.dtype
+    """The dtype a scan of array `a` runs in, PyTorch's accumulation type, each result rounded once (numpy would
+    round every running value): float16's in float32, a CPU float32's in float64; else a's own."""
+    if a.dtype == np.float16:
+        return np.float32
+    return np.float64 if a.dtype == np.float32 and isinstance(a, np.ndarray) else a.dtype
 
 
 def reverse_cumsum(g, dim):

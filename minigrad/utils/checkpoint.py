@@ -17,6 +17,7 @@ If the recomputation does not save the same tensors (same number, shapes and dty
 original forward, `fn` is not deterministic and backward raises `CheckpointError` instead of
 returning wrong gradients.
 """
+import contextlib
 import sys
 import warnings
 import weakref
@@ -28,7 +29,7 @@ from ..autograd.grad_mode import enable_grad, no_grad, state
 from ..autograd.graph import saved_tensors_hooks
 from ..tensor import Tensor
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "noop_context_fn"]
 
 
 _UNSAID = ("{}: the use_reentrant parameter should be passed explicitly. {} "
@@ -41,15 +42,22 @@ class CheckpointError(RuntimeError):
     """The recomputation in backward did not match the original forward."""
 
 
-def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, determinism_check="default",
-               **kwargs):
+def noop_context_fn():
+    """checkpoint's default context_fn: no context around the forward, none around its recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, determinism_check="default",
+               debug=False, early_stop=True, preserve_rng_state=True, **kwargs):
     """`function(*args, **kwargs)`, without keeping its intermediate tensors: backward recomputes them.
 
     Tensor arguments are remembered (they are needed to re-run `function`); other arguments and
     `kwargs` are passed to both runs as they are. With `preserve_rng_state` (the default) the
     recomputation sees the random generators (numpy's and cupy's) in the state the forward did,
     so random ops such as dropout draw the same values. `determinism_check="none"` skips the
-    check that the recomputation saved the same tensors. Outside grad mode this is just
+    check that the recomputation saved the same tensors. `context_fn()` gives two context managers: the forward
+    runs inside the first, the recomputation inside the second. `debug` and `early_stop` are taken and change
+    nothing here (PyTorch's detailed error report; the recomputation runs whole). Outside grad mode this is just
     `function(*args, **kwargs)`. `use_reentrant=True` takes no `kwargs` and gives no gradients when no input
     requires grad, as PyTorch's; otherwise it recomputes as the non-reentrant variant does (the same gradients),
     under one CheckpointFunctionBackward node that refuses autograd.grad and backward(inputs=...) as PyTorch's.
@@ -63,6 +71,8 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, det
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if context_fn is not noop_context_fn or debug is not False:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         if state.grad_enabled and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             # PyTorch's reentrant variant is a graph node over the inputs only: with none requiring grad, no
             # gradient reaches the parameters inside `function`.
@@ -70,11 +80,12 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, det
             with no_grad():
                 return function(*args)
     if determinism_check not in ("default", "none"):
-        raise ValueError(f"determinism_check should be 'default' or 'none', got {determinism_check!r}")
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
     if not state.grad_enabled:
         return function(*args, **kwargs)
-    frame = _Frame(function, args, kwargs, preserve_rng_state, determinism_check == "default")
-    with saved_tensors_hooks(frame.pack, frame.unpack):
+    forward_context, recompute_context = context_fn()
+    frame = _Frame(function, args, kwargs, preserve_rng_state, determinism_check == "default", recompute_context)
+    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
         out = function(*args, **kwargs)
     frame.forward_done()
     return _reentrant_outputs(out) if use_reentrant else out
@@ -166,8 +177,9 @@ class _Handle:
 class _Frame:
     """One checkpoint call: the function, its inputs, the RNG state and the handles given out."""
 
-    def __init__(self, fn, args, kwargs, preserve_rng_state, check):
+    def __init__(self, fn, args, kwargs, preserve_rng_state, check, context=None):
         self.fn, self.kwargs, self.check = fn, kwargs, check
+        self.context = contextlib.nullcontext() if context is None else context  # (around the recomputation)
         # tensor inputs are saved as saved tensors, so an enclosing checkpoint's hooks pack them
         # too (nested checkpoints keep nothing of the outer function) and in-place edits are caught
         self.inputs = [(SavedTensor(a), a._requires_grad) if isinstance(a, Tensor) else a for a in args]
@@ -236,7 +248,7 @@ class _Frame:
         try:
             if self.rng is not None:
                 _rng_restore(self.rng)
-            with enable_grad(), saved_tensors_hooks(pack, _no_unpack):
+            with enable_grad(), saved_tensors_hooks(pack, _no_unpack), self.context:
                 self.fn(*args, **self.kwargs)
         finally:
             if rng_now is not None:
