@@ -195,8 +195,8 @@ def _initialize_runtime(target_context):
     """numba's `rtsys.initialize`, its few functions' object code read from a file beside the kernels'.
 
     numba compiles its runtime's functions (reference counts, atomics) from LLVM IR in every process,
-    at its first load of a function: ~17 ms of each run's start, against ~2 ms to load them compiled.
-    The file is named for numba's and llvmlite's versions and the machine code's target (CPU and
+    at its first load of a function, a sizeable part of a run's start; loading them compiled is a
+    kernel's load. The file is named for numba's and llvmlite's versions and the machine code's target (CPU and
     features), as numba's cache index is; where it cannot be read or written, numba's own way runs."""
     from llvmlite import binding as ll
     from numba.core import config
@@ -206,7 +206,7 @@ def _initialize_runtime(target_context):
     from ..._atomic_files import atomic_write
 
     with global_compiler_lock:
-        if rtsys._init:
+        if getattr(rtsys, "_init", False):
             return
         codegen = target_context.codegen()
         if config.NRT_STATS or not all(hasattr(o, a) for o, a in ((rtsys, "_init"), (codegen, "magic_tuple"),
