@@ -46,6 +46,14 @@ def launched_world_size():
     return 1
 
 
+def backend_errors():
+    """The process group's backend errors (another rank failed or vanished, a collective timed out):
+    minigrad.distributed's DistBackendError once that module is loaded, which only a launched run does
+    (a plain `python train.py` is not kept waiting on its import), else none."""
+    dist = sys.modules.get("minigrad.distributed")
+    return dist.DistBackendError if dist is not None else ()
+
+
 class Shared(Exception):
     """A setup error every rank met together: rank 0 alone reports it, nobody needs telling."""
 

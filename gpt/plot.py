@@ -9,7 +9,6 @@ behind them), so runs compare on one figure (e.g. from scratch vs fine-tuned fro
 train.py draws OUT_DIR/loss.png itself at each evaluation. Needs matplotlib (`pip install
 'minigrad[plot]'`).
 """
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -135,6 +134,8 @@ def update_run_plot(out_dir, log, say_missing=True):
 
 
 def main(argv=None):
+    import argparse  # (here: train.py imports this module for update_run_plot, and needs no parser)
+
     p = argparse.ArgumentParser(prog="python -m gpt.plot", description="Draw train.py runs' loss curves.")
     p.add_argument("out_dirs", nargs="+", metavar="OUT_DIR", help="a folder train.py wrote (holding log.jsonl)")
     p.add_argument("--out", default=None,

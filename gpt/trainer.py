@@ -505,8 +505,7 @@ def main(argv=None):
     """train.py's entry point: returns the process exit status (2 for a user's mistake, 128 +
     the signal's number when SIGINT or SIGTERM stopped the run, after saving)."""
     from gpt.config import help_text, parse_config
-    from gpt.distributed import launched_rank
-    from minigrad.distributed import DistBackendError
+    from gpt.distributed import backend_errors, launched_rank
 
     argv = sys.argv[1:] if argv is None else argv
     # numpy's overflow warnings are noise here: a loss that stops being finite is said in one line
@@ -531,7 +530,7 @@ def main(argv=None):
         if not quiet:
             _fail(e)
         return dist.exit(2)
-    except DistBackendError as e:  # another rank failed or vanished, or a collective timed out
+    except backend_errors() as e:  # another rank failed or vanished, or a collective timed out
         _fail(e)
         return dist.exit(1)
     except (ConfigError, DataError, TrainError, ValueError) as e:

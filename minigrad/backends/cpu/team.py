@@ -70,6 +70,7 @@ import threading
 import time
 import types
 import warnings
+import zlib
 
 import numpy as np
 
@@ -184,12 +185,59 @@ def _load_cached(cache, sig, target_context):
     which is all of the refresh that loading needs (the C helpers and math functions are bound when
     the context is made; a parallel function starts its threads in its own reload step). A miss
     returns None, and numba then compiles, its compiler refreshing the contexts first."""
-    from numba.core.runtime import rtsys
-
     with _without_lock_events():
-        rtsys.initialize(target_context)
+        _initialize_runtime(target_context)
         with cache._guard_against_spurious_io_errors():
             return cache._load_overload(sig, target_context)
+
+
+def _initialize_runtime(target_context):
+    """numba's `rtsys.initialize`, its few functions' object code read from a file beside the kernels'.
+
+    numba compiles its runtime's functions (reference counts, atomics) from LLVM IR in every process,
+    at its first load of a function, a sizeable part of a run's start; loading them compiled is a
+    kernel's load. The file is named for numba's and llvmlite's versions and the machine code's target (CPU and
+    features), as numba's cache index is; where it cannot be read or written, numba's own way runs."""
+    from llvmlite import binding as ll
+    from numba.core import config
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.runtime import _nrt_python, nrtdynmod, rtsys
+
+    from ..._atomic_files import atomic_write
+
+    with global_compiler_lock:
+        if getattr(rtsys, "_init", False):
+            return
+        codegen = target_context.codegen()
+        if config.NRT_STATS or not all(hasattr(o, a) for o, a in ((rtsys, "_init"), (codegen, "magic_tuple"),
+                                                                  (codegen, "unserialize_library"))):
+            return rtsys.initialize(target_context)
+        for name, address in _nrt_python.c_helpers.items():  # (the C functions, as numba registers them)
+            ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
+        key = repr((_numba.__version__, ll.llvm_version_info, codegen.magic_tuple())).encode()
+        path = os.path.join(os.path.dirname(__file__), "__pycache__", f"nrt-{zlib.crc32(key):08x}.nbo")
+        try:
+            with open(path, "rb") as f:
+                size = int.from_bytes(f.read(8), "little")
+                data = f.read()
+            library = codegen.unserialize_library(("nrt", "object", (data[:size], data[size:])))
+        except Exception:  # none yet, or unreadable: compiled, and written for the next process
+            ir_module, library = nrtdynmod.create_nrt_module(target_context)
+            library.enable_object_caching()
+            library.add_ir_module(ir_module)
+            library.finalize()
+            _, _, (obj, bitcode) = library.serialize_using_object_code()
+
+            def write(tmp):
+                with open(tmp, "wb") as f:
+                    f.write(len(obj).to_bytes(8, "little") + obj + bitcode)
+
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                atomic_write(path, write)
+            except OSError:  # a read-only install: compiled in each process, as numba does
+                pass
+        rtsys._library, rtsys._init = library, True
 
 
 @contextlib.contextmanager
