@@ -507,6 +507,7 @@ def _refuse_integers(input, name, target=None):
 
 
 def _refuse_cast(result, out):
+    """PyTorch's refusal of an op whose result dtype cannot be written into its output's (float into int, into bool)."""
     if not can_cast(result, out):
         raise RuntimeError(f"result type {result._legacy[:-6]} can't be cast to the desired output type {out._legacy[:-6]}")
 
@@ -967,9 +968,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         if kind == "b":
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
                                "or `logical_xor()` operator instead.")
-        if kind != "f":  # PyTorch writes the loss into a tensor of the target's dtype
-            raise RuntimeError(f"result type {input.dtype._legacy[:-6]} can't be cast to the desired output type "
-                               f"{target.dtype._legacy[:-6]}")
+        _refuse_cast(input.dtype, target.dtype)  # PyTorch writes the loss into a tensor of the target's dtype
         input = cast(input, target.array.dtype)  # PyTorch computes in the target's dtype
     target = _float_pair(input, target, "binary_cross_entropy_with_logits")
     reduction = _legacy_reduction(size_average, reduce, reduction)
