@@ -931,14 +931,17 @@ def meshgrid(*tensors, indexing=None):
     for t in ts:
         if t.array.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    xy = indexing == "xy" and len(ts) >= 2  # Cartesian indexing: the first two inputs swapped, and their grids back
+    if xy:
+        ts = [ts[1], ts[0], *ts[2:]]
     shape = tuple(t.array.size for t in ts)
     out = []
     for i, t in enumerate(ts):
         view = [1] * len(ts)
         view[i] = -1
         out.append(shape_ops.expand(shape_ops.reshape(t, tuple(view)), *shape))
-    if indexing == "xy" and len(out) >= 2:  # Cartesian indexing: the first two dims swapped
-        out = [shape_ops.transpose(o, 0, 1) for o in out]
+    if xy:
+        out[0], out[1] = out[1], out[0]
     return tuple(out)
 
 

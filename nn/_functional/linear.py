@@ -256,7 +256,7 @@ class Embedding(Function):
         if ctx.padding_idx is not None:
             g2 = g2 * (ids != ctx.padding_idx).unsqueeze(1).to(g2.dtype)
         # (scale_grad_by_freq left out: PyTorch's double backward of the scaled gradient is the plain lookup)
-        return None, g2.new_zeros((ctx.num_weights, g2.shape[1])).index_add(0, ids, g2), None, None
+        return (g2.new_zeros((ctx.num_weights, g2.shape[1])).index_add(0, ids, g2),)
 
     @staticmethod
     def array_step(needs, idx, weight, padding_idx, scale_grad_by_freq=False):
@@ -278,7 +278,7 @@ class SparseEmbedding(Embedding):
 
         ids = ctx._saved_indices.array.reshape(-1)
         rows = g.array.reshape(ids.size, g.array.shape[-1])
-        return None, sparse_rows_grad(ids, rows, ctx.num_weights, ctx.padding_idx), None, None
+        return (sparse_rows_grad(ids, rows, ctx.num_weights, ctx.padding_idx),)
 
     double_backward = array_step = None  # (the dense node's: a sparse gradient has neither)
 

@@ -9,11 +9,12 @@ from minigrad import backends
 from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
-from minigrad.dtypes import result_type
-from minigrad.ops.elementwise import add_scalar, refuse_bool_sub, div_scalar, mul_scalar
+from minigrad.dtypes import bool_, from_numpy_dtype, result_type
+from minigrad.ops.elementwise import BOOL_NEGATION, add_scalar, div_scalar, mul_scalar, refuse_bool_sub
 from minigrad.ops._util import add_reduce, broadcast_shapes, cast, not_differentiable, sum_to, sum_to_array
 from minigrad.ops.array_op import array_op
 from minigrad.ops.reduction import softmax_dtype_error
+from minigrad.typeinfo import can_cast, get_default_dtype
 
 from ._common import (Function, Tensor, check_sized_pair, check_tensor, for_blocks, once_differentiable, row_sum,
                       rows_per_block, second_order, some_id_outside, xp_of)
@@ -478,20 +479,37 @@ def _float_pair(input, target, name):
     check_tensor(input, "input", name)
     check_tensor(target, "target", name)
     if input.array.dtype.kind != "f":
-        _refuse_integers(input, name)
+        _refuse_integers(input, name, target)
     if target.array.dtype != input.array.dtype:
         target = target.to(input.dtype)
     return target
 
 
-# the regression losses whose PyTorch kernel has no integer (or bool) version: its name, in PyTorch's refusal
-_FLOAT_KERNELS = {"mse_loss": "mse_cpu", "smooth_l1_loss": "smooth_l1_cpu", "huber_loss": "huber_cpu"}
+# the losses whose PyTorch kernel has no integer (or bool) version: its name, in PyTorch's refusal
+_FLOAT_KERNELS = {"mse_loss": "mse_cpu", "smooth_l1_loss": "smooth_l1_cpu", "huber_loss": "huber_cpu",
+                  "binary_cross_entropy": "binary_cross_entropy", "binary_cross_entropy_with_logits": "log_sigmoid_cpu"}
 
 
-def _refuse_integers(input, name):
+def _refuse_integers(input, name, target=None):
+    """PyTorch's refusal of an integer or bool input, in its words for each loss."""
+    dt = input.dtype
+    if name == "soft_margin_loss":  # PyTorch's -input, times target, then exp_, each into the input's dtype
+        if dt == bool_:
+            raise RuntimeError(BOOL_NEGATION)
+        _refuse_cast(from_numpy_dtype(result_type(input, target)), dt)
+        _refuse_cast(get_default_dtype(), dt)
+    if name == "huber_loss":  # its output takes the input's dtype: the pair's common one must cast into it
+        dt = from_numpy_dtype(result_type(input, target))
+        _refuse_cast(dt, input.dtype)
     if name in _FLOAT_KERNELS:
-        raise NotImplementedError(f"\"{_FLOAT_KERNELS[name]}\" not implemented for '{input.dtype._legacy[:-6]}'")
+        raise NotImplementedError(f"\"{_FLOAT_KERNELS[name]}\" not implemented for '{dt._legacy[:-6]}'")
     raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+
+
+def _refuse_cast(result, out):
+    """PyTorch's refusal of an op whose result dtype cannot be written into its output's (float into int, into bool)."""
+    if not can_cast(result, out):
+        raise RuntimeError(f"result type {result._legacy[:-6]} can't be cast to the desired output type {out._legacy[:-6]}")
 
 
 def _promoted_pair(input, target, name):
@@ -954,9 +972,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         if kind == "b":
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
                                "or `logical_xor()` operator instead.")
-        if kind != "f":  # PyTorch writes the loss into a tensor of the target's dtype
-            raise RuntimeError(f"result type {input.dtype._legacy[:-6]} can't be cast to the desired output type "
-                               f"{target.dtype._legacy[:-6]}")
+        _refuse_cast(input.dtype, target.dtype)  # PyTorch writes the loss into a tensor of the target's dtype
         input = cast(input, target.array.dtype)  # PyTorch computes in the target's dtype
     target = _float_pair(input, target, "binary_cross_entropy_with_logits")
     reduction = _legacy_reduction(size_average, reduce, reduction)
