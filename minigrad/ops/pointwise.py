@@ -14,7 +14,7 @@ from .array_op import array_op
 from .complex import check_same_dtype, refuse
 from ._util import binary_operands, cast, float_operands, in_float32, return_type, sum_to, type_name
 from ._util import quiet as _quiet
-from .elementwise import _BOOL_SUB, _binary, _unary, complex_fill, exp, sqrt, where, zeros_like_grad
+from .elementwise import _BOOL_SUB, _binary, _unary, complex_fill, div, exp, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -242,8 +242,9 @@ class RemainderTensor(Function):
     def backward(ctx, g):  # remainder(a, b) = a - floor(a/b) b: da, -floor(a/b) db
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
+        # (floor(a/b) as the rounded division, as PyTorch: -1 at a = -5e-324 where a/b rounds to -0, nan at a = inf)
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(-g * (a / b).floor(), b_shape) if ctx.needs_input_grad[1] else None)
+                sum_to(-g * div(a, b, rounding_mode="floor"), b_shape) if ctx.needs_input_grad[1] else None)
 
 
 def _float_remainder(xp, x, y):
