@@ -14,7 +14,7 @@ from .array_op import array_op
 from .complex import check_same_dtype, refuse
 from ._util import binary_operands, cast, float_operands, in_float32, return_type, sum_to, type_name
 from ._util import quiet as _quiet
-from .elementwise import _BOOL_SUB, _binary, _unary, complex_fill, div, exp, sqrt, where, zeros_like_grad
+from .elementwise import _BOOL_SUB, _binary, _unary, complex_fill, exp, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -242,9 +242,21 @@ class RemainderTensor(Function):
     def backward(ctx, g):  # remainder(a, b) = a - floor(a/b) b: da, -floor(a/b) db
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
-        # (floor(a/b) as the rounded division, as PyTorch: -1 at a = -5e-324 where a/b rounds to -0, nan at a = inf)
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(-g * div(a, b, rounding_mode="floor"), b_shape) if ctx.needs_input_grad[1] else None)
+                sum_to(-g * Tensor._wrap(_quiet(_floor_quotient, a.array, b.array)), b_shape)
+                if ctx.needs_input_grad[1] else None)
+
+
+def _floor_quotient(x, y):
+    """floor(x / y) as PyTorch's div(rounding_mode="floor"): where x / y rounded onto an integer (-5e-324 / 30 to
+    -0.0, not -1) or is not finite (inf / 1: nan), the exact floor division; elsewhere floor(x / y) is it."""
+    xp = array_module(x)
+    t = xp.asarray(x / y)
+    q = xp.asarray(xp.floor(t))
+    redo = q == t
+    if redo.any():
+        q[redo] = xp.floor_divide(xp.broadcast_to(x, t.shape)[redo], xp.broadcast_to(y, t.shape)[redo])
+    return q
 
 
 def _float_remainder(xp, x, y):
