@@ -25,6 +25,9 @@ def test_ldexp_exponent_gradient_from_the_result(args):
     # ... and nan, not -inf, at an infinite dividend
     [np.array([[[0.0, np.inf]]], dtype=f32), np.array(1.0)],
     [np.array([np.inf, -np.inf, 1.0]), np.array([1.0, 2.0, np.inf])],
+    # integral quotients and signed zeros: the floor division's own values
+    [np.array([6.0, -0.0, 1e-320, -7.5, -1.0]), np.array([2.0, 3.0, -1e10, 2.5, np.inf])],
+    [np.array([[6.0], [0.1], [0.3]]), np.array([3.0, -0.1, 0.1])],
 ])
 def test_remainder_divisor_gradient_takes_the_floor_division(args):
     check("remainder", args, {})
