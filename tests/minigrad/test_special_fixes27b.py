@@ -61,3 +61,20 @@ def test_float32_incomplete_gamma_is_the_known_class(name):
     assert not known(name, [a.astype(np.float64), x])  # a float64 result
     assert not known(name, [np.array([0.0, -1.0, np.inf], dtype=f32), np.array(np.nan, dtype=f32)])  # the edges
     check(name, [np.array([0.0, -1.0, np.inf, 2.0], dtype=f32), np.array([1.0, 2.0, 3.0, 0.0], dtype=f32)], {})
+
+
+def test_ldexp_saves_other_and_result():
+    # PyTorch's node keeps other and the result (not self): modifying the result in place breaks its backward
+    import minigrad as mg
+
+    names, errors = [], []
+    for L in (torch, mg):
+        x, e = L.tensor(np.array([1.0, 2.0]), requires_grad=True), L.tensor(np.array([1.0, 3.0]), requires_grad=True)
+        out = L.ldexp(x, e)
+        names.append(sorted(n for n in ("_saved_self", "_saved_other", "_saved_result") if hasattr(out.grad_fn, n)))
+        out.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as err:
+            out.sum().backward()
+        errors.append(str(err.value).split("[")[0])
+    assert names[0] == names[1] == ["_saved_other", "_saved_result"]
+    assert errors[0] == errors[1]
