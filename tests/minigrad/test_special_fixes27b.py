@@ -78,3 +78,23 @@ def test_ldexp_saves_other_and_result():
         errors.append(str(err.value).split("[")[0])
     assert names[0] == names[1] == ["_saved_other", "_saved_result"]
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac", "special.gammainc", "special.gammaincc"])
+@pytest.mark.parametrize("args", [
+    # PyTorch's edges in its order: a nan a meets x = 0 (P = 0) and x = inf (P = 1), a = inf meets a nan x (P = 0)
+    [np.array([[0.0, 0.0, 0.0], [0.0, 0.0, np.nan]]), np.array(0.0)],
+    [np.array([np.nan, np.nan, np.inf, np.nan, 0.0, np.inf]), np.array([0.0, np.inf, np.nan, -0.0, np.nan, np.inf])],
+    [np.array([np.nan, np.inf], dtype=f32), np.array([np.inf, np.nan], dtype=f32)],
+])
+def test_incomplete_gamma_nan_edges(name, args):
+    check(name, args, {})
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_prefactor_underflow_is_the_known_class(name):
+    # only where log(x^a e^-x / Gamma(a)) < -709.78, in float64
+    assert known(name, [np.array(2.2250738585072014e-308), np.array(2.0)])
+    assert known(name, [np.array([1.0, 3.0]), np.array([1e-310, 1.0])])
+    assert not known(name, [np.array([1e-300, 1.0]), np.array([2.0, 1e-300])])  # (log f ~ -693)
+    check(name, [np.array([1e-300, 1.0, 0.5]), np.array([2.0, 1e-300, 700.0])], {})

@@ -284,6 +284,15 @@ def _float32_interior(args):
     return bool(((a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)).any())
 
 
+def _prefactor_underflow(args):
+    # PyTorch's prefactor gives 0 where its logarithm a log x - x - lgamma(a) is below -log(DBL_MAX)
+    a, x, f64 = _a_x(args)
+    inside = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+    with np.errstate(all="ignore"):
+        log_f = a[inside] * np.log(x[inside]) - x[inside] - np.array([math.lgamma(v) for v in a[inside]])
+    return f64 and bool((log_f < -np.log(np.finfo(np.float64).max)).any())
+
+
 def _igamc_series_tiny_a(args):
     a, x, f64 = _a_x(args)
     return f64 and bool(((a > 0) & (a < 1e-3) & (x > 0) & (x <= 1.1)).any())
@@ -341,6 +350,9 @@ _FLOAT32_IGAMMA = ("PyTorch's float32 incomplete gamma functions run their serie
                    "3.88296224e-05, Q(8.216418, 11.72965) 18 ulps off, up to ~50 ulps elsewhere; minigrad computes "
                    "in float64 and rounds once")
 _SUBNORMAL_A = ("PyTorch's prefactor x^a e^-x / Gamma(a) underflows to 0 at a subnormal a (P(5e-324, 0.5) is 0, not 1)")
+_PREFACTOR_UNDERFLOW = ("PyTorch's prefactor x^a e^-x / Gamma(a) is 0 where its logarithm is below -709.78 (log of "
+                        "the largest double), though the result is a subnormal: Q(2.2250738585072014e-308, 2) is 0, "
+                        "not 1.088e-309; P(1, 1e-310) is 0, not 1e-310")
 _SIGNED_ZERO_TIE = ("PyTorch's maximum and minimum of 0.0 and -0.0 give the first operand in its scalar loop (small "
                     "tensors, a vector's tail) and the second in its vector loop (the vector max instruction): which "
                     "one depends on the element's place and the CPU; minigrad gives the second everywhere")
@@ -361,6 +373,9 @@ KNOWN += [(n, _igamma_asymptotic, _IGAMMA_ASYMPTOTIC, ([np.array([30.0, 250.0]),
           for n in ("igamma", "special.gammainc", "igammac", "special.gammaincc")]
 KNOWN += [(n, _subnormal_a, _SUBNORMAL_A, ([np.array([5e-324, 1e-310]), np.array([0.5, 2.0])], {}))
           for n in ("igamma", "special.gammainc", "igammac", "special.gammaincc")]
+KNOWN += [(n, _prefactor_underflow, _PREFACTOR_UNDERFLOW, ([np.array([2.2250738585072014e-308, 1.0]),
+                                                             np.array([2.0, 1e-310])], {}))
+          for n in ("igammac", "special.gammaincc", "igamma", "special.gammainc")]
 KNOWN += [(n, _float32_interior, _FLOAT32_IGAMMA, ([np.array([3.0, 0.0], dtype=np.float32), np.array(0.0625,
                                                                                                   dtype=np.float32)], {}))
           for n in ("igamma", "special.gammainc")]
