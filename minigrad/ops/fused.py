@@ -291,26 +291,27 @@ def _exp2_in(e, dtype):
 
 class Ldexp(Function):
     node_name = "LdexpBackward0"
+    saves_result = True
 
     @staticmethod
     def forward(ctx, a, e, scale_dtype, dtype):  # a 2^e, 2^e in scale_dtype, the product in dtype
-        ctx.save(self=a, other=e)
-        ctx.dtypes = scale_dtype, dtype
+        ctx.save(other=e)
+        ctx.dtypes = scale_dtype, dtype, a.array.dtype
         p = _quiet(_exp2_in, e.array, scale_dtype)
         return _quiet(np.multiply, a.array.astype(dtype, copy=False), p.astype(dtype, copy=False))
 
     @staticmethod
-    def backward(ctx, g):  # d = 2^e da + a 2^e ln 2 de
-        a, e = ctx.saved_tensors
-        scale_dtype, _ = ctx.dtypes
+    def backward(ctx, g):  # d = 2^e da + result ln 2 de (the result itself, as PyTorch: where it overflowed, inf)
+        e, result = ctx.saved_tensors
+        scale_dtype, _, a_dtype = ctx.dtypes
         if e.array.dtype.kind == "f":  # (the formula's 2^other in other's own dtype, a 0-d one too)
             scale_dtype = e.array.dtype
         wide = np.dtype(np.float64) if scale_dtype == np.float32 else scale_dtype  # (rounded once, as forward)
         p = cast(elementwise.pow(2.0, cast(e, wide)), scale_dtype)
         a_shape, e_shape = ctx._shapes
         need = ctx.needs_input_grad
-        return (cast(sum_to(g * p, a_shape), a.array.dtype) if need[0] else None,
-                cast(sum_to(g * a * p * math.log(2.0), e_shape), e.array.dtype) if need[1] else None, None, None)
+        return (cast(sum_to(g * p, a_shape), a_dtype) if need[0] else None,
+                cast(sum_to(g * result * math.log(2.0), e_shape), e.array.dtype) if need[1] else None, None, None)
 
 
 class Rot90(Function):

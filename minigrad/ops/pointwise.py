@@ -243,7 +243,20 @@ class RemainderTensor(Function):
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(-g * (a / b).floor(), b_shape) if ctx.needs_input_grad[1] else None)
+                sum_to(-g * Tensor._wrap(_quiet(_floor_quotient, a.array, b.array)), b_shape)
+                if ctx.needs_input_grad[1] else None)
+
+
+def _floor_quotient(x, y):
+    """floor(x / y) as PyTorch's div(rounding_mode="floor"): where x / y rounded onto an integer (-5e-324 / 30 to
+    -0.0, not -1) or is not finite (inf / 1: nan), the exact floor division; elsewhere floor(x / y) is it."""
+    xp = array_module(x)
+    t = xp.asarray(x / y)
+    q = xp.asarray(xp.floor(t))
+    redo = q == t
+    if redo.any():
+        q[redo] = xp.floor_divide(xp.broadcast_to(x, t.shape)[redo], xp.broadcast_to(y, t.shape)[redo])
+    return q
 
 
 def _float_remainder(xp, x, y):

@@ -637,9 +637,9 @@ def gammainc(a, x, upper=False):
         else:
             p[series], p[fraction], p[q_direct] = p_series, 1.0 - q_fraction, 1.0 - q_series
         one, zero = (0.0, 1.0) if upper else (1.0, 0.0)  # the values of P = 1 and P = 0
-        ok = (a >= 0) & (x >= 0) & ~((a == 0) & (x == 0))
-        p = xp.where(ok & ((a == 0) | ((x == np.inf) & xp.isfinite(a))), one, p)
-        p = xp.where(ok & (a > 0) & ((x == 0) | ((a == np.inf) & xp.isfinite(x))), zero, p)
+        # the edges in PyTorch's order, the first that holds: a nan operand meets them too (P(nan, 0) = 0)
+        p = xp.select([(a < 0) | (x < 0), a == 0, x == 0, a == np.inf, x == np.inf],
+                      [np.nan, xp.where(x > 0, one, np.nan), zero, xp.where(x == np.inf, np.nan, zero), one], p)
     return p.reshape(shape)
 
 

@@ -274,7 +274,7 @@ def _incomplete_gamma(upper):
             if ctx.needs_input_grad[0]:
                 raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
             a, x = ctx.saved_tensors
-            density = exp((a - 1.0) * log(x) - x - lgamma(a))
+            density = exp((a - 1) * log(x) - x - lgamma(a))  # (a - 1: an integer a stays integer, as PyTorch)
             return None, sum_to(g * (-density if upper else density), ctx._shapes[1])
 
     IncompleteGamma.__name__ = IncompleteGamma.__qualname__ = "Igammac" if upper else "Igamma"

@@ -265,9 +265,32 @@ def _large_finite(args):
 
 
 def _a_x(args):
-    """The incomplete gamma functions' (a, x) as float64 arrays broadcast, and whether the result is float64."""
-    a, x = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in args))
+    """The incomplete gamma functions' (a, x) as float64 arrays broadcast, and whether the result is float64 (False
+    where the shapes do not broadcast: both raise alike, compared as such)."""
+    try:
+        a, x = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in args))
+    except ValueError:
+        return np.zeros(0), np.zeros(0), False
     return a, x, any(v.dtype == np.float64 for v in args)
+
+
+def _float32_interior(args):
+    # a float32 result (no float64 operand, or float64 ones only 0-d beside a dimensioned float32 one) with an element
+    # in the functions' interior, 0 < a, x < inf
+    f64 = [v for v in args if v.dtype == np.float64]
+    if f64 and (any(v.ndim for v in f64) or not any(v.dtype == np.float32 and v.ndim for v in args)):
+        return False
+    a, x, _ = _a_x(args)
+    return bool(((a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)).any())
+
+
+def _prefactor_underflow(args):
+    # PyTorch's prefactor gives 0 where its logarithm a log x - x - lgamma(a) is below -log(DBL_MAX)
+    a, x, f64 = _a_x(args)
+    inside = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+    with np.errstate(all="ignore"):
+        log_f = a[inside] * np.log(x[inside]) - x[inside] - np.array([math.lgamma(v) for v in a[inside]])
+    return f64 and bool((log_f < -np.log(np.finfo(np.float64).max)).any())
 
 
 def _igamc_series_tiny_a(args):
@@ -322,7 +345,14 @@ _IGAMC_TINY_A = ("PyTorch's series for Q at small a and x <= 1.1 (DLMF 8.7.3) ta
 _IGAMMA_ASYMPTOTIC = ("PyTorch's asymptotic expansion for a ~ x (20 < a < 200 and |x - a| < 0.3 a, or a > 200 and |x - a| "
                       "< 4.5 sqrt(a)) divides by sqrt(2 pi a) with pi in single precision: P(30, 30) is 0.5242830135558, "
                       "not 0.5242830138937 (float64 only)")
+_FLOAT32_IGAMMA = ("PyTorch's float32 incomplete gamma functions run their series, continued fraction and prefactor "
+                   "x^a e^-x / Gamma(a) in single precision: P(3, 0.0625) is 3.88295994e-05, 6 ulps from "
+                   "3.88296224e-05, Q(8.216418, 11.72965) 18 ulps off, up to ~50 ulps elsewhere; minigrad computes "
+                   "in float64 and rounds once")
 _SUBNORMAL_A = ("PyTorch's prefactor x^a e^-x / Gamma(a) underflows to 0 at a subnormal a (P(5e-324, 0.5) is 0, not 1)")
+_PREFACTOR_UNDERFLOW = ("PyTorch's prefactor x^a e^-x / Gamma(a) is 0 where its logarithm is below -709.78 (log of "
+                        "the largest double), though the result is a subnormal: Q(2.2250738585072014e-308, 2) is 0, "
+                        "not 1.088e-309; P(1, 1e-310) is 0, not 1e-310")
 _SIGNED_ZERO_TIE = ("PyTorch's maximum and minimum of 0.0 and -0.0 give the first operand in its scalar loop (small "
                     "tensors, a vector's tail) and the second in its vector loop (the vector max instruction): which "
                     "one depends on the element's place and the CPU; minigrad gives the second everywhere")
@@ -343,6 +373,14 @@ KNOWN += [(n, _igamma_asymptotic, _IGAMMA_ASYMPTOTIC, ([np.array([30.0, 250.0]),
           for n in ("igamma", "special.gammainc", "igammac", "special.gammaincc")]
 KNOWN += [(n, _subnormal_a, _SUBNORMAL_A, ([np.array([5e-324, 1e-310]), np.array([0.5, 2.0])], {}))
           for n in ("igamma", "special.gammainc", "igammac", "special.gammaincc")]
+KNOWN += [(n, _prefactor_underflow, _PREFACTOR_UNDERFLOW, ([np.array([2.2250738585072014e-308, 1.0]),
+                                                             np.array([2.0, 1e-310])], {}))
+          for n in ("igammac", "special.gammaincc", "igamma", "special.gammainc")]
+KNOWN += [(n, _float32_interior, _FLOAT32_IGAMMA, ([np.array([3.0, 0.0], dtype=np.float32), np.array(0.0625,
+                                                                                                  dtype=np.float32)], {}))
+          for n in ("igamma", "special.gammainc")]
+KNOWN += [(n, _float32_interior, _FLOAT32_IGAMMA, ([np.array([8.216418, 0.5], dtype=np.float32), np.array(
+    [11.72965, 2.0], dtype=np.float32)], {})) for n in ("igammac", "special.gammaincc")]
 KNOWN += [
     ("ldexp", _neg_int_exponent, "PyTorch's gradient with a negative int64 exponent is 0: it computes 2**other in "
      "integers; minigrad's is g * 2**other", ([np.array([0.0, 3.0]), np.array([-1, 2])], {})),
