@@ -23,3 +23,29 @@ def test_floor_divide_half_is_the_floor_of_the_quotient(a, b):
                    "quotient one past the floor of the exact one, where its one-element path gives the floor")
 def test_floor_divide_half_vectorized_in_torch():
     assert _floor_divide_half(torch, -13.03, 0.00655, 4) == _floor_divide_half(mg, -13.03, 0.00655, 4)
+
+
+_HALF_VECTOR = np.random.default_rng(3).standard_normal(16).astype(np.float16)  # its sum of squares rounds off in half
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, float("inf")])
+def test_norm_of_half_sums_in_float32_and_rounds_once(p):
+    # PyTorch's half norm accumulates in float32: the exact norm rounded to float16 once, and the backward,
+    # which reads it, the same bits
+    def run(L):
+        x = L.tensor(_HALF_VECTOR, requires_grad=True)
+        n = x.norm(p=p)
+        n.backward(L.tensor(np.float16(0.7)))
+        return n.item(), x.grad.tolist()
+    exact = np.sum(np.abs(_HALF_VECTOR.astype(np.float64)) ** p) ** (1 / p) if p != float("inf") else None
+    (n, g), (tn, tg) = run(mg), run(torch)
+    assert n == tn and g == tg
+    if exact is not None:
+        assert n == float(np.float16(exact))
+
+
+def test_dist_of_half_sums_in_float32_and_rounds_once():
+    y = _HALF_VECTOR[::-1].copy()
+    got, want = (L.dist(L.tensor(_HALF_VECTOR), L.tensor(y)).item() for L in (mg, torch))
+    d = (_HALF_VECTOR - y).astype(np.float64)  # (the difference is a float16 tensor first, in both)
+    assert got == want == float(np.float16(np.sqrt(np.sum(d ** 2))))
