@@ -49,3 +49,28 @@ def test_dist_of_half_sums_in_float32_and_rounds_once():
     got, want = (L.dist(L.tensor(_HALF_VECTOR), L.tensor(y)).item() for L in (mg, torch))
     d = (_HALF_VECTOR - y).astype(np.float64)  # (the difference is a float16 tensor first, in both)
     assert got == want == float(np.float16(np.sqrt(np.sum(d ** 2))))
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0])
+def test_rms_norm_of_half_in_float32_with_its_eps(scale):
+    # PyTorch's half rms_norm computes in float32, with float32's machine epsilon as the default
+    # eps (not float16's, which outweighs mean(x^2) of small inputs), and rounds once; the gradients read it
+    import nn.functional as F
+    import torch.nn.functional as TF
+
+    x = np.random.default_rng(0).standard_normal((3, 8)) * scale
+    w = np.random.default_rng(1).standard_normal(8)
+    g = np.random.default_rng(2).standard_normal((3, 8))
+
+    def run(L, f):
+        dt = L.float16
+        xt, wt = L.tensor(x, dtype=dt, requires_grad=True), L.tensor(w, dtype=dt, requires_grad=True)
+        y = f.rms_norm(xt, (8,), wt)
+        y.backward(L.tensor(g, dtype=dt))
+        return [t.detach().float().numpy().astype(np.float64) for t in (y, xt.grad, wt.grad)] + [str(y.dtype)]
+
+    *ours, our_dtype = run(mg, F)
+    *theirs, their_dtype = run(torch, TF)
+    assert our_dtype.split(".")[-1] == their_dtype.split(".")[-1]
+    for a, b in zip(ours, theirs):  # within an ulp of the float16 value (the order of float32 sums)
+        np.testing.assert_allclose(a, b, rtol=2.0 ** -10, atol=1e-6)

@@ -311,8 +311,7 @@ def _nn_cases():
 
 
 _NN_XFAILS = {"sdpa": "scaled_dot_product_attention of float16 takes its softmax and products in float16 steps: "
-                       "up to 111 ulps",
-              "rms_norm": "rms_norm of float16 runs in float16 steps: 2 ulps"}
+                       "up to 111 ulps"}
 
 
 @pytest.mark.parametrize("name", [_case(n, _xfail(_NN_XFAILS[n])) if n in _NN_XFAILS else n for n in _nn_cases()])
