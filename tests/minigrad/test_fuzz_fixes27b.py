@@ -74,3 +74,24 @@ def test_rms_norm_of_half_in_float32_with_its_eps(scale):
     assert our_dtype.split(".")[-1] == their_dtype.split(".")[-1]
     for a, b in zip(ours, theirs):  # within an ulp of the float16 value (the order of float32 sums)
         np.testing.assert_allclose(a, b, rtol=2.0 ** -10, atol=1e-6)
+
+
+def _index_fill_grads(L, shape, index):
+    x0 = L.zeros(shape, dtype=L.float64, requires_grad=True)
+    v = L.tensor(3.0, dtype=L.float64, requires_grad=True)
+    x0.clone().index_fill_(0, L.tensor(index), v).sum().backward()
+    return v.grad.item(), x0.grad.tolist()
+
+
+@pytest.mark.parametrize("shape, index", [((), -1), ((3,), [-1, 0])])
+def test_index_fill_negative_index_backward(shape, index):
+    # the forward takes a negative index as PyTorch's does; the gradients are those of its wrapped index
+    wrapped = [i % (shape[0] if shape else 1) for i in np.atleast_1d(index)]
+    assert _index_fill_grads(mg, shape, index) == _index_fill_grads(torch, shape, wrapped if shape else 0)
+
+
+@pytest.mark.xfail(strict=True, raises=IndexError, reason="PyTorch's index_fill_ backward (a tensor value) takes "
+                   "index_select of the gradient at the index unwrapped: its forward takes a negative index, its "
+                   "backward refuses it ('index out of range in self')")
+def test_index_fill_negative_index_backward_in_torch():
+    assert _index_fill_grads(torch, (3,), [-1, 0]) == _index_fill_grads(mg, (3,), [-1, 0])
