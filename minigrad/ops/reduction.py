@@ -894,7 +894,7 @@ class VectorNorm2(Function):
     def forward(ctx, a, dims, keepdim):  # ||a|| = sqrt(sum a^2) over dims
         ctx.save(self=a)
         ctx.shape, ctx.dims, ctx.keepdim = a.array.shape, dims, keepdim
-        return array_module(a.array).sqrt((a.array * a.array).sum(axis=dims, keepdims=keepdim))
+        return _norm2_array(a.array, dims, keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d||a|| = a / ||a||, and 0 where ||a|| = 0 (PyTorch's subgradient there, not 0/0)
@@ -930,8 +930,17 @@ class VectorNorm0(Function):
         return None, None, None
 
 
+def _norm2_array(x, dims, keepdim):
+    """sqrt(sum x^2) of array `x` over `dims`; float16 in float32, rounded once (PyTorch's)."""
+    if x.dtype == np.float16:
+        return in_float32(_norm2_array, x, dims, keepdim)
+    return array_module(x).sqrt((x * x).sum(axis=dims, keepdims=keepdim))
+
+
 def _vector_norm_array(x, p, dims, keepdim):
-    """The p-norm of array `x` over `dims`, for an order p other than 0 and 2."""
+    """The p-norm of array `x` over `dims`, for an order p other than 0 and 2; float16 in float32, rounded once."""
+    if x.dtype == np.float16:
+        return in_float32(_vector_norm_array, x, p, dims, keepdim)
     x = array_module(x).abs(x)
     if p == math.inf:  # max |x|
         return x.max(axis=dims, keepdims=keepdim)
@@ -990,7 +999,7 @@ class Dist(Function):
         if p == 0:
             return (d != 0).sum().astype(d.dtype)
         if p == 2:
-            return array_module(d).sqrt((d * d).sum())
+            return _norm2_array(d, tuple(range(d.ndim)), False)
         return _vector_norm_array(d, p, tuple(range(d.ndim)), False)
 
     @staticmethod

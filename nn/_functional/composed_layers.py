@@ -69,16 +69,19 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """x / sqrt(mean(x^2) + eps) * weight over the last len(normalized_shape) dims; eps None: the dtype's
-    machine epsilon (PyTorch's default). Shapes: input (*, *normalized_shape), weight normalized_shape."""
+    """x / sqrt(mean(x^2) + eps) * weight over the last len(normalized_shape) dims; eps None: the machine
+    epsilon of the dtype it computes in (PyTorch's default). Shapes: input (*, *normalized_shape), weight
+    normalized_shape."""
     check_tensor(input, "input", "rms_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*"
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")  # (sic)
-    eps = minigrad.finfo(input.dtype).eps if eps is None else eps
+    # float16 in float32 (PyTorch's opmath), float32's eps the default, the result rounded once
+    x = input.float() if input.dtype == minigrad.float16 else input
+    eps = minigrad.finfo(x.dtype).eps if eps is None else eps
     dims = tuple(range(input.ndim - len(shape), input.ndim))
-    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
     y = y if weight is None else y * weight
     return y if y.dtype == input.dtype else y.to(input.dtype)  # PyTorch's: the input's dtype, whatever the weight's
 

@@ -231,8 +231,6 @@ SECOND = ["exp", "log", "sqrt", "tanh", "sigmoid", "reciprocal", "abs", "angle",
 _NAME = "grad_fn name only (values and gradients agree): "
 XFAIL = {
     "matmul_bcast": _NAME + "PyTorch folds a broadcast matmul to mm + _unsafe_view; minigrad records one matmul node",
-    "einsum": _NAME + "PyTorch's einsum ends in a view of bmm (ViewBackward0); minigrad records one einsum node",
-    "einsum_trace": _NAME + "PyTorch's einsum ends in a view of bmm (ViewBackward0); minigrad records one einsum node",
     "fft_real_in": _NAME + "PyTorch's 1-D fft of a real input is an r2c transform filled out (FftR2CBackward0); "
                    "minigrad casts to complex and runs c2c (gradient real in both)",
     "linear": _NAME + "PyTorch's 2-D linear with bias is one addmm (AddmmBackward0); minigrad's complex linear "

@@ -121,15 +121,22 @@ _BINARY = ["add", "sub", "mul", "div", "pow", "fmax", "fmin", "atan2", "fmod", "
            _case("minimum", _xfail("the sign of minimum(0.0, -0.0) differs from PyTorch's (float32 too)"))]
 
 
+def _torch_binary(name, a, b):
+    """PyTorch's result; floor_divide's element by element: its vectorized float16 kernel (two or more elements)
+    can give a quotient one past the floor (test_fuzz_fixes27b), its one-element path the floor in float32."""
+    fn = getattr(torch, name)
+    if name != "floor_divide":
+        return fn(torch.tensor(a), torch.tensor(b))
+    return torch.cat([fn(torch.tensor(u[None]), torch.tensor(v[None])) for u, v in zip(a, b)])
+
+
 @pytest.mark.parametrize("name", _BINARY)
 def test_binary_same_bits(name):
     a, b = _halves(3), _halves(4)
     with np.errstate(all="ignore"):
-        _check(getattr(minigrad, name)(minigrad.tensor(a), minigrad.tensor(b)),
-               getattr(torch, name)(torch.tensor(a), torch.tensor(b)))
+        _check(getattr(minigrad, name)(minigrad.tensor(a), minigrad.tensor(b)), _torch_binary(name, a, b))
         p = _halves(5, positive=True)
-        _check(getattr(minigrad, name)(minigrad.tensor(b), minigrad.tensor(p)),
-               getattr(torch, name)(torch.tensor(b), torch.tensor(p)))
+        _check(getattr(minigrad, name)(minigrad.tensor(b), minigrad.tensor(p)), _torch_binary(name, b, p))
 
 
 _NUMBERS = [1.1, 0.1, 3, 3.3, 1e5, 1e-8, 65519.0, -2.5e-3]
@@ -212,7 +219,10 @@ def test_lerp():
 # ---- casts: rounding to nearest even, overflow to inf past 65504 (65520 and up), subnormals ------------------
 def _cast_sources():
     rng = np.random.default_rng(16)
-    ties = (1 + np.arange(1, 2000, dtype=np.float64) * 2.0 ** -11 + 2.0 ** -12).astype(np.float32)  # half-ulp ties
+    # float16 ties, halfway between two neighbours (1 + k ulps + half an ulp, the ulp 2^-10 in [1, 2)), in
+    # several binades and both signs: half round down to even, half up
+    tie = 1 + np.arange(0, 500, dtype=np.float64) * 2.0 ** -10 + 2.0 ** -11
+    ties = np.concatenate([sign * tie * 2.0 ** e for sign in (1, -1) for e in (-3, 0, 5, 14)]).astype(np.float32)
     edges = np.array([65504, 65519, 65519.99, 65520, 65536, 1e6, -65520, 1e-8, 2.98e-8, 2.99e-8, 5.96e-8, 8.9e-8,
                       6.1e-5, 6.103e-5, 1e-45, np.nan, np.inf, -np.inf, -0.0], np.float32)
     return {"normal": (rng.standard_normal(2000) * 10).astype(np.float32), "ties": ties, "edges": edges}
@@ -223,8 +233,16 @@ def test_casts_to_half(source):
     f = _cast_sources()[source]
     with np.errstate(all="ignore"):
         _check(minigrad.tensor(f).half(), torch.tensor(f).half())
-        d = f.astype(np.float64) * (1 + 2.0 ** -40)  # just past a float32 tie: float64 rounds once, not via float32
-        _check(minigrad.tensor(d).half(), torch.tensor(d).half())
+        d = f.astype(np.float64) * (1 + 2.0 ** -40)  # just past a float32 value: past a tie where f is one
+        once, twice = d.astype(np.float16), d.astype(np.float32).astype(np.float16)
+        _check(minigrad.tensor(d).half(), minigrad.tensor(once))  # float64 rounds once, away from the tie
+        # PyTorch's casts through float32, onto the tie, then to even (test_fuzz_fixes27's strict xfail):
+        # elsewhere the same bits
+        same = (once == twice) | np.isnan(once)
+        theirs = _np(torch.tensor(d).half())
+        _check(minigrad.tensor(d[same]).half(), torch.tensor(theirs[same]))
+        assert np.array_equal(theirs[~same], twice[~same])
+        assert source != "ties" or (~same).sum() == same.sum() == len(f) // 2  # every tie met, half of them past
         _check(minigrad.tensor(f.tolist(), dtype=minigrad.float16), torch.tensor(f.tolist(), dtype=torch.float16))
 
 
@@ -293,8 +311,7 @@ def _nn_cases():
 
 
 _NN_XFAILS = {"sdpa": "scaled_dot_product_attention of float16 takes its softmax and products in float16 steps: "
-                       "up to 111 ulps",
-              "rms_norm": "rms_norm of float16 runs in float16 steps: 2 ulps"}
+                       "up to 111 ulps"}
 
 
 @pytest.mark.parametrize("name", [_case(n, _xfail(_NN_XFAILS[n])) if n in _NN_XFAILS else n for n in _nn_cases()])
@@ -353,6 +370,7 @@ def _grad_cases():
         "sum0": same(lambda x: x.sum(0), _X),
         "mean": same(lambda x: x.mean(1), _X),
         "var": same(lambda x: x.var(1), _X),
+        "norm": same(lambda x: x.norm(dim=1), _X),
         "softmax": same(lambda x: x.softmax(1), _X),
         "cumsum": same(lambda x: x.cumsum(1), _X),
         "matmul": same(lambda x, y: x @ y, _X, _matrix(26, (64, 24))),
@@ -370,7 +388,7 @@ _GRAD_XFAILS = {
                    "reads it: several ulps where the gradient cancels",
     "cross_entropy": "minigrad's one fused node rounds the logits' gradient once, PyTorch's log_softmax and "
                      "nll_loss nodes each round: up to 8 ulps",
-    "norm": "3 ulps", "mish": "96 ulps where its gradient cancels", "gelu_tanh": "41 ulps where its gradient cancels",
+    "mish": "96 ulps where its gradient cancels", "gelu_tanh": "41 ulps where its gradient cancels",
     "conv2d": "the input's gradient accumulates in float16 steps: up to 92 ulps",
 }
 
@@ -385,7 +403,6 @@ def _xfail_grad_cases():
         "cross_entropy": ((lambda x: F.cross_entropy(x, minigrad.tensor(_T))),
                           (lambda x: TF.cross_entropy(x, torch.tensor(_T))), (_X,)),
         "atan2": (minigrad.atan2, torch.atan2, (_P, _B)),
-        "norm": ((lambda x: x.norm(dim=1)), (lambda x: x.norm(dim=1)), (_X,)),
         "mish": ((lambda x: F.mish(x)), (lambda x: TF.mish(x)), (_A,)),
         "gelu_tanh": ((lambda x: F.gelu(x, approximate="tanh")), (lambda x: TF.gelu(x, approximate="tanh")), (_A,)),
         "conv2d": ((lambda x, k: F.conv2d(x, k, padding=1)), (lambda x, k: TF.conv2d(x, k, padding=1)), (img, k)),

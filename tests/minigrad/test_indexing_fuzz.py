@@ -513,11 +513,13 @@ def run_index_op(L, op, shape, dtype, p):
 # PyTorch's own faults, not its checks: a kernel's view past an empty self's storage (index_copy_, index_fill_,
 # index_reduce_), take_along_dim's division by an empty self's size, scatter's and index_fill_'s backwards that
 # refuse an empty index's gradient, index_reduce_'s backward (include_self=False) that refuses the int32 index
-# its forward takes, scatter_reduce's prod backward that refuses an empty index of another shape than src's.
+# its forward takes, scatter_reduce's prod backward that refuses an empty index of another shape than src's,
+# index_fill_'s backward (a tensor value) that refuses the negative index its forward takes.
 # minigrad does not copy them; a case that meets one is left out.
 def torch_fault(op, err):
     return err is not None and (err[1].startswith(("setStorage: ", "ZeroDivisionError", "Function Scatter"))
                                 or op == "index_fill_" and err[1].startswith("index_select(): ")
+                                or op == "index_fill_" and err == ("IndexError", "index out of range in self")
                                 or op == "index_reduce_" and err[1] == "index_fill_(): Expected dtype int64 for index."
                                 or op == "scatter_reduce" and err[1].startswith("The size of tensor a "))
 

@@ -547,6 +547,14 @@ def sync(t_root, m_root):
                 m.copy_(minigrad.tensor(t.detach().numpy()))
 
 
+def torch_fault(want):
+    """PyTorch's own fault, not a check (KNOWN: bn_count_module): BatchNorm's upgrade of a state dict with no
+    version (load_state_dict's, a state hook's) reads `num_batches_tracked.device`, which fails where the fuzzer
+    made num_batches_tracked a module."""
+    return (isinstance(want, tuple) and want[:2] == ("error", "AttributeError")
+            and want[2].endswith(" object has no attribute 'device'"))
+
+
 def run_case(torch, seed):
     """Build seed's tree on both sides and run its calls; -> the first difference (or None)."""
     rng = np.random.default_rng(seed)
@@ -558,6 +566,8 @@ def run_case(torch, seed):
         mods, params, bufs = paths(t_root)
         label, call = pick(rng, OPS)(rng, t_root, mods, params, bufs)
         want, got = attempt(theirs, call, theirs, t_root), attempt(ours, call, ours, m_root)
+        if torch_fault(want):
+            return None
         if want != got:
             return dict(seed=seed, step=step, call=label, spec=spec, want=want, got=got)
         failed_load = label.startswith("load_state_dict") and want[0] == "error"
@@ -681,6 +691,8 @@ KNOWN = {
     "parameter, where PyTorch's is a plain attribute (dir)": "containers",
     "PyTorch's RNN modules put a value that Module.__setattr__ then refuses in their _flat_weights, after which "
     "deepcopy fails (a PyTorch bug, not copied)": "rnn_setattr",
+    "PyTorch's BatchNorm, loading a state dict with no version and no num_batches_tracked, reads that member's "
+    "device: where it is a module, the load fails with an AttributeError (a PyTorch bug, not copied)": "bn_count_module",
 }
 
 
@@ -713,4 +725,14 @@ def test_known_parameter_containers_list_generically_registered_entries(torch):
         pd.register_parameter("b", mod.Parameter(lib.ones(1)))
         return list(pd.keys())
     want, got = both(torch, register)
+    assert want == got
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN: bn_count_module")
+def test_known_batchnorm_load_with_a_module_for_its_count(torch):
+    def load(lib, mod):
+        bn = mod.BatchNorm1d(3)
+        bn.num_batches_tracked = mod.Linear(1, 1)  # (its state dict's keys: num_batches_tracked.weight, .bias)
+        return repr(bn.load_state_dict(dict(bn.state_dict()), strict=False))
+    want, got = both(torch, load)
     assert want == got
