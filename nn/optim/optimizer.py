@@ -392,9 +392,13 @@ class Optimizer:
             for n in names:
                 lo, hi, shape = (i, i + 1, ()) if n == "step" else (offset, offset + size, p.array.shape)
                 view = bufs[n][lo:hi]
-                if n in self.state[p]:
-                    view[...] = self.state[p][n].array.reshape(-1)
-                self.state[p][n] = Tensor._wrap(view.reshape(shape))
+                t = self.state[p].get(n)
+                if t is not None:
+                    view[...] = t.array.reshape(-1)
+                if t is not None and t.array.dtype == view.dtype:
+                    t.array = view.reshape(shape)  # the same tensor: a state_dict() taken before still sees the steps
+                else:
+                    self.state[p][n] = Tensor._wrap(view.reshape(shape))
             offset += size
         self._flat_state[key] = bufs
         return bufs, fresh
