@@ -3,6 +3,7 @@ import glob
 import os
 import struct
 
+import numpy as np
 import pytest
 
 from tests.nn.test_runtime_from_file import ROOT, _run
@@ -43,3 +44,21 @@ def test_a_runtime_file_with_damaged_machine_code_is_rebuilt_not_run():
     built, result = _run("file")  # before the fix: the process died on the trap
     assert built == 1
     assert result == _run("numba")[1]
+
+
+@pytest.mark.parametrize("xs, bs", [((3, 4), (2, 5)), ((3, 4), (1, 3)), ((3, 4), (2, 1, 5)), ((2, 3, 4), (2, 5)),
+                                    ((2, 3, 4), (2, 3, 3)), ((2, 3, 4), (1, 3)), ((2, 2, 3, 4), (3,)), ((4,), (2, 5)),
+                                    ((4,), (3,))])
+def test_linear_with_a_bias_that_does_not_fit_says_pytorchs_words(xs, bs):
+    """A bias of any shape that does not fit the product: PyTorch's RuntimeError, not numpy's ValueError."""
+    torch = pytest.importorskip("torch")
+    import minigrad
+    import nn.functional as F
+
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal(xs), rng.standard_normal((5, 4)), rng.standard_normal(bs)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.nn.functional.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b))
+    with pytest.raises(RuntimeError) as ours:
+        F.linear(minigrad.tensor(x), minigrad.tensor(w), minigrad.tensor(b))
+    assert str(ours.value) == str(theirs.value).replace("torch.", "minigrad.")
