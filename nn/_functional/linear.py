@@ -6,7 +6,7 @@ import numpy as np
 
 from minigrad import backends
 from minigrad.autograd import recording
-from minigrad.ops._util import add_reduce, in_float32
+from minigrad.ops._util import add_reduce, broadcast_shapes, in_float32, output_shape_error
 from minigrad.ops.matmul import matmul_arrays
 
 from ._common import Function, Tensor, once_differentiable, some_id_outside, type_name, wrap, xp_of
@@ -207,10 +207,20 @@ def check_linear(input, weight, bias):
 
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_name(input.array.dtype)} != "
                            f"{cpp_name(weight.array.dtype)}")
-    if bias is not None and bias.array.ndim == 1 and len(ws) == 2 and bias.array.shape[0] not in (1, ws[0]):
-        rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1  # (PyTorch's addmm expands the bias to (rows, out))
-        raise RuntimeError(f"The expanded size of the tensor ({ws[0]}) must match the existing size ({len(bias)}) at "
-                           f"non-singleton dimension 1.  Target sizes: [{rows}, {ws[0]}].  Tensor sizes: [{len(bias)}]")
+    if bias is not None:
+        _check_bias(input, ws[0], bias)
+
+
+def _check_bias(input, out, bias):
+    """PyTorch's error for a bias that does not fit the product: its addmm expands the bias to (rows, out) for a
+    matrix input or a 1-D bias (and for a contiguous larger input with a bias of one row), else it adds the bias in place."""
+    xs, b = input.array.shape, bias.array
+    if len(xs) == 2 or b.ndim == 1 or (len(xs) > 2 and b.ndim and b.size == b.shape[-1] and input.is_contiguous()):
+        bias.expand(int(np.prod(xs[:-1])), out)
+    shape = xs[:-1] + (out,)
+    broadcast = broadcast_shapes(shape, b.shape)
+    if broadcast != shape:
+        raise output_shape_error(shape, broadcast)
 
 
 def _name(t):  # PyTorch's name of a tensor's dtype in its errors: Float, Double, Long, ...

@@ -196,48 +196,66 @@ def _initialize_runtime(target_context):
 
     numba compiles its runtime's functions (reference counts, atomics) from LLVM IR in every process,
     at its first load of a function, a sizeable part of a run's start; loading them compiled is a
-    kernel's load. The file is named for numba's and llvmlite's versions and the machine code's target (CPU and
-    features), as numba's cache index is; where it cannot be read or written, numba's own way runs."""
-    from llvmlite import binding as ll
-    from numba.core import config
+    kernel's load. Where anything here fails (a numba whose internals differ), numba's own way runs."""
     from numba.core.compiler_lock import global_compiler_lock
-    from numba.core.runtime import _nrt_python, nrtdynmod, rtsys
-
-    from ..._atomic_files import atomic_write
+    from numba.core.runtime import rtsys
 
     with global_compiler_lock:
         if getattr(rtsys, "_init", False):
             return
-        codegen = target_context.codegen()
-        if config.NRT_STATS or not all(hasattr(o, a) for o, a in ((rtsys, "_init"), (codegen, "magic_tuple"),
-                                                                  (codegen, "unserialize_library"))):
-            return rtsys.initialize(target_context)
-        for name, address in _nrt_python.c_helpers.items():  # (the C functions, as numba registers them)
-            ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
-        key = repr((_numba.__version__, ll.llvm_version_info, codegen.magic_tuple())).encode()
-        path = os.path.join(os.path.dirname(__file__), "__pycache__", f"nrt-{zlib.crc32(key):08x}.nbo")
         try:
-            with open(path, "rb") as f:
-                size = int.from_bytes(f.read(8), "little")
-                data = f.read()
-            library = codegen.unserialize_library(("nrt", "object", (data[:size], data[size:])))
-        except Exception:  # none yet, or unreadable: compiled, and written for the next process
-            ir_module, library = nrtdynmod.create_nrt_module(target_context)
-            library.enable_object_caching()
-            library.add_ir_module(ir_module)
-            library.finalize()
-            _, _, (obj, bitcode) = library.serialize_using_object_code()
-
-            def write(tmp):
-                with open(tmp, "wb") as f:
-                    f.write(len(obj).to_bytes(8, "little") + obj + bitcode)
-
-            try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                atomic_write(path, write)
-            except OSError:  # a read-only install: compiled in each process, as numba does
-                pass
+            library = _runtime_library(target_context)
+        except Exception:
+            library = None
+        if library is None:
+            return rtsys.initialize(target_context)
         rtsys._library, rtsys._init = library, True
+
+
+def _runtime_library(target_context):
+    """The runtime's library, read from its file, or compiled and written there when the file is absent,
+    unreadable, or not this machine's and numba's (it holds its key, numba's and llvmlite's versions and the
+    machine code's target, as numba's cache index does, and a checksum: damaged machine code is never run).
+    None where numba's settings change the runtime it compiles (NRT_STATS, DEBUG_NRT)."""
+    from llvmlite import binding as ll
+    from numba.core import config
+    from numba.core.runtime import _nrt_python, nrtdynmod
+
+    from ..._atomic_files import atomic_write
+
+    if config.NRT_STATS or config.DEBUG_NRT:
+        return None
+    codegen = target_context.codegen()
+    for name, address in _nrt_python.c_helpers.items():  # (the C functions, as numba registers them)
+        ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
+    key = repr((_numba.__version__, ll.llvm_version_info, codegen.magic_tuple())).encode() + b"\n"
+    path = os.path.join(os.path.dirname(__file__), "__pycache__", f"nrt-{zlib.crc32(key):08x}.nbo")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        size, crc, body = int.from_bytes(data[len(key):][:8], "little"), data[len(key) + 8:][:4], data[len(key) + 12:]
+        if not data.startswith(key) or crc != zlib.crc32(body).to_bytes(4, "little") or size > len(body):
+            raise ValueError(f"{path} is not this runtime's")
+        return codegen.unserialize_library(("nrt", "object", (body[:size], body[size:])))
+    except Exception:  # none yet, damaged, or another's: compiled, and written for the next process
+        pass
+    ir_module, library = nrtdynmod.create_nrt_module(target_context)
+    library.enable_object_caching()
+    library.add_ir_module(ir_module)
+    library.finalize()
+    _, _, (obj, bitcode) = library.serialize_using_object_code()
+    body = obj + bitcode
+
+    def write(tmp):
+        with open(tmp, "wb") as f:
+            f.write(key + len(obj).to_bytes(8, "little") + zlib.crc32(body).to_bytes(4, "little") + body)
+
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic_write(path, write)
+    except OSError:  # a read-only install: compiled in each process, as numba does
+        pass
+    return library
 
 
 @contextlib.contextmanager
