@@ -1,0 +1,213 @@
+"""Scripts of the plumbing users write around a model in each domain (NLP vocabularies, masks and packed LSTMs;
+vision normalisation, crops, flips and resizes by hand; time-series windows, teacher forcing and rollouts; tabular
+one-hot, class weights, stratified splits and multi-label heads; RL replay buffers and target networks; GAN
+two-optimizer steps; seq2seq masks, shifted targets and greedy decoding; parameter utilities; multi-output models
+with learned loss weights; curriculum sampling and hard-example mining), written once against a `torch`-like module
+and run twice: on PyTorch, then on minigrad from PyTorch's initial weights. Losses, gradients, parameters and outputs
+must agree closely (float64 throughout; random draws by numpy where the two libraries' streams differ by design)."""
+import collections
+import copy
+
+import numpy as np
+
+from twins import both, grads, start
+
+
+def kind(t):
+    """A tensor's dtype by name ('int64'), comparable across the two libraries."""
+    return str(t.dtype).split(".")[-1]
+
+
+# ---- NLP: a Counter vocabulary, <pad>/<unk>, lengths and masks, a packed LSTM, masked pooling, token tagging -------
+TEXT = ["the cat sat on the mat", "a dog ran", "the dog sat", "cats and dogs ran on the mat today", "a cat"]
+
+
+def nlp_plumbing(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rnn = nn.utils.rnn
+    counts = collections.Counter(w for line in TEXT[:4] for w in line.split())
+    vocab = {"<pad>": 0, "<unk>": 1}
+    for w, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if c >= 2:
+            vocab[w] = len(vocab)
+    pad, unk = vocab["<pad>"], vocab["<unk>"]
+    seqs = [torch.tensor([vocab.get(w, unk) for w in line.split()]) for line in TEXT]
+    lengths = torch.tensor([len(s) for s in seqs])
+    ids = rnn.pad_sequence(seqs, batch_first=True, padding_value=pad)
+    L = ids.shape[1] + 1
+    ids = F.pad(ids, (0, 1), value=pad)
+    mask = torch.arange(L)[None, :] < lengths[:, None]
+    tags = torch.where(mask, ids % 3, torch.full_like(ids, pad - 100))  # -100 marks padding for the tagger
+    facts = [vocab, kind(ids), lengths.tolist(), mask.sum().item(), (ids == unk).sum().item(), kind(tags),
+             kind(mask), list(ids.shape)]
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(len(vocab), 5, padding_idx=pad)
+            self.lstm = nn.LSTM(5, 4, batch_first=True, bidirectional=True)
+            self.tag = nn.Linear(8, 3)
+            self.cls = nn.Linear(8, 2)
+
+        def forward(self, ids, lengths):
+            packed = rnn.pack_padded_sequence(self.emb(ids), lengths, batch_first=True, enforce_sorted=False)
+            out, (h, c) = self.lstm(packed)
+            out, out_lengths = rnn.pad_packed_sequence(out, batch_first=True, total_length=ids.shape[1])
+            m = (torch.arange(ids.shape[1])[None, :] < out_lengths[:, None]).unsqueeze(-1).to(out.dtype)
+            pooled = (out * m).sum(1) / m.sum(1).clamp(min=1)
+            return self.tag(out), self.cls(pooled), out_lengths, h
+
+    model = Tagger()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    tag_loss = nn.CrossEntropyLoss(ignore_index=-100)
+    labels = torch.tensor([0, 1, 1, 0, 1])
+    losses = []
+    for _ in range(3):
+        tag_logits, cls_logits, out_lengths, h = model(ids, lengths)
+        loss = tag_loss(tag_logits.reshape(-1, 3), tags.reshape(-1)) + F.cross_entropy(cls_logits, labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    # ignore_index on the pad id itself, as a token-level loss over ids
+    lm = nn.CrossEntropyLoss(ignore_index=pad, reduction="sum")(tag_logits.reshape(-1, 3), (ids % 3).reshape(-1))
+    preds = tag_logits.argmax(-1).masked_fill(~mask, pad)
+    acc = ((preds == tags) & mask).sum() / mask.sum()
+    return dict(init=init, facts=facts, losses=losses, lm=lm, preds=preds, acc=acc, out_lengths=out_lengths,
+                h=h, grads=grads(model), params=list(model.parameters()))
+
+
+def test_nlp_vocab_masks_packed_lstm_tagging(torch):
+    both(torch, nlp_plumbing)
+
+
+# ---- vision by hand: uint8 HWC -> CHW floats, per-channel normalisation, crops, flips, interpolate, a make-grid ---
+def vision_plumbing(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(231)
+    raw = [torch.tensor(rng.integers(0, 256, (7, 6, 3)).astype(np.uint8)) for _ in range(4)]
+    mean = torch.tensor([0.485, 0.456, 0.406], dtype=torch.float64).view(3, 1, 1)
+    std = torch.tensor([0.229, 0.224, 0.225], dtype=torch.float64).reshape(3, 1, 1)
+    offsets, flips = [(0, 0), (1, 2), (2, 1), (1, 0)], [False, True, True, False]
+    images = []
+    for img, (top, left), flip in zip(raw, offsets, flips):
+        x = img.permute(2, 0, 1).float().div(255).double()
+        x = (x - mean) / std
+        x = x[:, top:top + 5, left:left + 4]
+        if flip:
+            x = torch.flip(x, dims=[-1])
+        images.append(x)
+    batch = torch.stack(images)
+    up = F.interpolate(batch, size=(8, 6), mode="bilinear", align_corners=False)
+    near = F.interpolate(batch, size=(3, 7), mode="nearest")
+    scaled = F.interpolate(batch, scale_factor=0.5, mode="bilinear", align_corners=False)
+    facts = [kind(raw[0]), kind(raw[0].float().div(255)), list(batch.shape), batch.is_contiguous(),
+             raw[0].permute(2, 0, 1).is_contiguous(), list(up.shape), list(near.shape), list(scaled.shape)]
+
+    def make_grid(imgs, nrow, padding=1, value=0.0):
+        padded = [F.pad(im, (padding, padding, padding, padding), value=value) for im in imgs]
+        rows = [torch.cat(padded[i:i + nrow], dim=2) for i in range(0, len(padded), nrow)]
+        return torch.cat(rows, dim=1)
+
+    grid = make_grid(list(batch), nrow=2)
+    shown = (grid * std + mean).clamp(0, 1).mul(255).round().to(torch.uint8).permute(1, 2, 0)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, padding=1)
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            x = F.interpolate(x, size=(6, 6), mode="bilinear", align_corners=False)
+            x = F.relu(self.conv(x))
+            x = F.interpolate(x, scale_factor=2, mode="nearest")
+            return self.fc(x.mean(dim=(2, 3)))
+
+    model = Net()
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    y = torch.tensor([0, 1, 1, 0])
+    losses = []
+    for step in range(3):
+        x = batch if step % 2 == 0 else batch.flip(-1)
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=init, facts=facts, batch=batch, up=up, near=near, scaled=scaled, grid=grid, shown=shown,
+                losses=losses, grads=grads(model), params=list(model.parameters()))
+
+
+def test_vision_normalise_crop_flip_resize_grid(torch):
+    both(torch, vision_plumbing)
+
+
+# ---- time series: standardisation, unfold windows, a GRUCell with teacher forcing, a no_grad rollout, inverse ------
+def series_plumbing(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(232)
+    t = np.arange(40)
+    raw = torch.tensor(np.stack([np.sin(t / 3.0) * 5 + 10, np.cos(t / 5.0) * 2 - 1], 1) + rng.normal(0, 0.1, (40, 2)))
+    train, test = raw[:30], raw[30:]
+    mu, sigma = train.mean(dim=0, keepdim=True), train.std(dim=0, keepdim=True)
+    z = (train - mu) / sigma
+    windows = z.unfold(0, 8, 3)  # (n, 2, 8)
+    windows = windows.permute(0, 2, 1).contiguous()  # (n, 8, 2)
+    inputs, targets = windows[:, :-1], windows[:, 1:]
+    facts = [list(mu.shape), list(windows.shape), z.mean(0).abs().max().item() < 1e-12, windows.stride(),
+             list(z.unfold(0, 5, 5).shape)]
+
+    class Forecaster(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = nn.GRUCell(2, 6)
+            self.out = nn.Linear(6, 2)
+
+        def forward(self, x, truth_mask):
+            h = x.new_zeros(x.shape[0], 6)
+            prev, outs = x[:, 0], []
+            for i in range(x.shape[1]):
+                step_in = x[:, i] if truth_mask[i] else prev
+                h = self.cell(step_in, h)
+                prev = self.out(h)
+                outs.append(prev)
+            return torch.stack(outs, dim=1), h
+
+    model = Forecaster()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
+    masks = [[True] * 7, [True, True, False, True, False, True, False], [True] + [False] * 6]
+    losses = []
+    for truth_mask in masks:
+        pred, h = model(inputs, truth_mask)
+        loss = F.mse_loss(pred, targets)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+
+    model.eval()
+    with torch.no_grad():
+        history = z[-8:].unsqueeze(0)
+        h = torch.zeros(1, 6, dtype=z.dtype)
+        for i in range(history.shape[1]):
+            h = model.cell(history[:, i], h)
+        last = model.out(h)
+        for _ in range(9):
+            history = torch.cat([history, last.unsqueeze(1)], dim=1)
+            h = model.cell(last, h)
+            last = model.out(h)
+        future = history[0, 8:]
+    forecast = future * sigma + mu
+    mae = (forecast - test[:9]).abs().mean(dim=0)
+    return dict(init=init, facts=facts, windows=windows, losses=losses, forecast=forecast, mae=mae,
+                requires=[future.requires_grad, forecast.grad_fn is None], grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_time_series_windows_teacher_forcing_rollout(torch):
+    both(torch, series_plumbing)
