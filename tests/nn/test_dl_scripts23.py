@@ -211,3 +211,133 @@ def series_plumbing(torch, init):
 
 def test_time_series_windows_teacher_forcing_rollout(torch):
     both(torch, series_plumbing)
+
+
+# ---- tabular: one-hot features, bincount class weights, stratified splits, a multi-label head with pos_weight -----
+def tabular_plumbing(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(233)
+    num = torch.tensor(rng.standard_normal((24, 3)))
+    cat = torch.tensor(rng.integers(0, 4, 24))
+    y = torch.tensor(np.r_[np.zeros(12), np.ones(8), np.full(4, 2)].astype(np.int64)[rng.permutation(24)])
+    tags = torch.tensor((rng.random((24, 3)) < [0.5, 0.2, 0.1]).astype(np.float64))
+    x = torch.cat([num, F.one_hot(cat, num_classes=5).float().double()], dim=1)
+    counts = torch.bincount(y, minlength=3)
+    weight = (counts.sum() / (len(counts) * counts.clamp(min=1))).double()
+    train_idx, val_idx = [], []
+    for c in range(3):
+        members = torch.where(y == c)[0]
+        cut = int(0.75 * len(members))
+        train_idx.append(members[:cut])
+        val_idx.append(torch.nonzero(y == c).squeeze(1)[cut:])
+    train_idx, val_idx = torch.cat(train_idx), torch.cat(val_idx)
+    train_idx = train_idx[torch.argsort(train_idx)]
+    pos = tags[train_idx].sum(0)
+    pos_weight = (len(train_idx) - pos) / pos.clamp(min=1)
+    facts = [kind(F.one_hot(cat)), list(F.one_hot(cat).shape), counts.tolist(), kind(counts), kind(weight),
+             train_idx.tolist(), val_idx.tolist(), torch.bincount(y[val_idx], minlength=3).tolist(),
+             kind(torch.nonzero(y == 1)), list(torch.nonzero(y == 1).shape)]
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(8, 10), nn.ReLU())
+            self.cls = nn.Linear(10, 3)
+            self.tags = nn.Linear(10, 3)
+
+        def forward(self, x):
+            h = self.body(x)
+            return self.cls(h), self.tags(h)
+
+    model = Net()
+    init = start(model, init)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.05)
+    ce, bce = nn.CrossEntropyLoss(weight=weight), nn.BCEWithLogitsLoss(pos_weight=pos_weight)
+    losses = []
+    for _ in range(4):
+        logits, tag_logits = model(x[train_idx])
+        loss = ce(logits, y[train_idx]) + bce(tag_logits, tags[train_idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        logits, tag_logits = model(x[val_idx])
+    pred = logits.argmax(1)
+    hits = torch.sigmoid(tag_logits) > 0.5
+    truth = tags[val_idx].bool()
+    tp = (hits & truth).sum(0).double()
+    precision = tp / hits.sum(0).clamp(min=1)
+    recall = tp / truth.sum(0).clamp(min=1)
+    f1 = torch.where(precision + recall > 0, 2 * precision * recall / (precision + recall), torch.zeros_like(tp))
+    per_class = [((pred == c) & (y[val_idx] == c)).sum().item() / max((y[val_idx] == c).sum().item(), 1)
+                 for c in range(3)]
+    return dict(init=init, facts=facts, weight=weight, pos_weight=pos_weight, losses=losses, hits=hits,
+                precision=precision, recall=recall, f1=f1, per_class=per_class, grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_tabular_one_hot_class_weights_stratified_multilabel(torch):
+    both(torch, tabular_plumbing)
+
+
+# ---- RL: a deque replay buffer, a deepcopy target network soft-updated, gather Q(s, a), done masks, SmoothL1 ------
+def rl_plumbing(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(234)
+    q = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    init = start(q, init)
+    target = copy.deepcopy(q)
+    target.requires_grad_(False)
+    opt = torch.optim.Adam(q.parameters(), lr=0.01)
+    buffer = collections.deque(maxlen=12)
+    state = torch.tensor(rng.standard_normal(4))
+    eps, tau, gamma = 0.3, 0.1, 0.9
+    uniforms, random_actions = rng.random(40), rng.integers(0, 3, 40)
+    actions_taken, losses = [], []
+    for t in range(20):
+        if uniforms[t] < eps:
+            action = int(random_actions[t])
+        else:
+            with torch.no_grad():
+                action = q(state.unsqueeze(0)).argmax(dim=1).item()
+        actions_taken.append(action)
+        next_state = torch.tensor(rng.standard_normal(4))
+        reward, done = float(rng.normal()), bool(rng.random() < 0.2)
+        buffer.append((state, torch.tensor(action), torch.tensor(reward), next_state, torch.tensor(done)))
+        state = next_state
+        if len(buffer) < 6:
+            continue
+        picks = rng.integers(0, len(buffer), 5)
+        s, a, r, s2, d = (torch.stack(items) for items in zip(*[buffer[i] for i in picks]))
+        q_sa = q(s).gather(1, a.unsqueeze(1)).squeeze(1)
+        with torch.no_grad():
+            best_next = target(s2).max(1)[0]
+        best_next = target(s2).max(1)[0].detach()
+        goal = r + gamma * best_next * (1 - d.double())
+        loss = nn.SmoothL1Loss()(q_sa, goal)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        with torch.no_grad():
+            for tp, p in zip(target.parameters(), q.parameters()):
+                tp.data.mul_(1 - tau).add_(tau * p.data)
+    lerped = copy.deepcopy(target)
+    foreached = copy.deepcopy(target)
+    with torch.no_grad():
+        for tp, p in zip(lerped.parameters(), q.parameters()):
+            tp.lerp_(p, tau)
+        tps, ps = list(foreached.parameters()), list(q.parameters())
+        torch._foreach_mul_(tps, 1 - tau)
+        torch._foreach_add_(tps, ps, alpha=tau)
+    facts = [len(buffer), kind(torch.stack([b[4] for b in buffer])), kind(torch.stack([b[1] for b in buffer])),
+             [p.requires_grad for p in target.parameters()], all(p.grad is None for p in target.parameters())]
+    return dict(init=init, facts=facts, actions=actions_taken, losses=losses, target=list(target.parameters()),
+                lerped=list(lerped.parameters()), foreached=list(foreached.parameters()), grads=grads(q),
+                params=list(q.parameters()))
+
+
+def test_rl_replay_buffer_target_network_soft_update(torch):
+    both(torch, rl_plumbing)
