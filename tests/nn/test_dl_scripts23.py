@@ -341,3 +341,130 @@ def rl_plumbing(torch, init):
 
 def test_rl_replay_buffer_target_network_soft_update(torch):
     both(torch, rl_plumbing)
+
+
+# ---- GAN: two optimizers, fake.detach() for D, D frozen for G's step, one-sided smoothing, fixed monitoring noise ---
+def gan_plumbing(torch, init):
+    nn = torch.nn
+    rng = np.random.default_rng(235)
+
+    class Pair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.G = nn.Sequential(nn.Linear(3, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 2))
+            self.D = nn.Sequential(nn.Linear(2, 6), nn.LeakyReLU(0.2), nn.Dropout(0.3), nn.Linear(6, 1))
+
+    pair = Pair()
+    init = start(pair, init)
+    G, D = pair.G, pair.D
+    opt_g = torch.optim.Adam(G.parameters(), lr=0.01, betas=(0.5, 0.999))
+    opt_d = torch.optim.Adam(D.parameters(), lr=0.01, betas=(0.5, 0.999))
+    criterion = nn.BCEWithLogitsLoss()
+    fixed_noise = torch.tensor(rng.standard_normal((4, 3)))
+    D.eval()  # no dropout draws: the two libraries' streams differ
+    d_losses, g_losses, snapshots, frozen_grads = [], [], [], []
+    for step in range(3):
+        real = torch.tensor(rng.standard_normal((6, 2)) * 0.5 + 2)
+        noise = torch.tensor(rng.standard_normal((6, 3)))
+        fake = G(noise)
+        d_real, d_fake = D(real), D(fake.detach())
+        real_labels = torch.full_like(d_real, 0.9)
+        fake_labels = torch.zeros_like(d_fake)
+        d_loss = criterion(d_real, real_labels) + criterion(d_fake, fake_labels)
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+        for p in D.parameters():
+            p.requires_grad_(False)
+        g_loss = criterion(D(fake), torch.ones_like(d_fake))
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+        frozen_grads.append([p.grad is None for p in G.parameters()] + [p.requires_grad for p in D.parameters()])
+        for p in D.parameters():
+            p.requires_grad_(True)
+        d_losses.append(d_loss.item())
+        g_losses.append(g_loss.item())
+        G.eval()
+        with torch.no_grad():
+            snapshots.append(G(fixed_noise).clone())
+        G.train()
+    facts = [G.training, D.training, [m.training for m in G], fake.requires_grad, fake.detach().requires_grad,
+             snapshots[0].requires_grad, kind(real_labels)]
+    return dict(init=init, facts=facts, d_losses=d_losses, g_losses=g_losses, snapshots=snapshots,
+                frozen=frozen_grads, buffers=list(G[1].buffers()), g_grads=grads(G), d_grads=grads(D),
+                params=list(pair.parameters()))
+
+
+def test_gan_two_optimizers_detach_freeze_smoothing(torch):
+    both(torch, gan_plumbing)
+
+
+# ---- seq2seq: padding and causal masks, shifted targets, label smoothing, greedy decoding with an EOS stop --------
+def seq2seq_plumbing(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(236)
+    PAD, BOS, EOS, V, L = 0, 1, 2, 9, 6
+    src = torch.tensor([[5, 6, 7, 8, 0], [3, 4, 0, 0, 0], [7, 3, 5, 0, 0]])
+    tgt = torch.tensor([[1, 8, 7, 6, 2, 0], [1, 4, 3, 2, 0, 0], [1, 5, 3, 7, 2, 0]])
+    tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
+    n = tgt_in.shape[1]
+    causal = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+    square = nn.Transformer.generate_square_subsequent_mask(n, dtype=torch.float64)
+    facts = [kind(causal), causal.sum().item(), kind(square), torch.isinf(square).sum().item(),
+             bool(torch.equal(torch.isinf(square), causal)), square[0, 1].item(), square[1, 0].item()]
+
+    class Seq2Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(V, 8, padding_idx=PAD)
+            self.pos = nn.Parameter(torch.zeros(L, 8))
+            self.tf = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                                     dim_feedforward=16, dropout=0.0, batch_first=True)
+            self.out = nn.Linear(8, V)
+
+        def embed(self, ids):
+            return self.emb(ids) + self.pos[:ids.shape[1]]
+
+        def forward(self, src, tgt_in, tgt_mask):
+            h = self.tf(self.embed(src), self.embed(tgt_in), tgt_mask=tgt_mask,
+                        src_key_padding_mask=src == PAD, tgt_key_padding_mask=tgt_in == PAD,
+                        memory_key_padding_mask=src == PAD)
+            return self.out(h)
+
+    model = Seq2Seq()
+    init = start(model, init)
+    with torch.no_grad():
+        model.pos.copy_(torch.tensor(rng.standard_normal((L, 8)) * 0.1))
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    criterion = nn.CrossEntropyLoss(ignore_index=PAD, label_smoothing=0.1)
+    losses = []
+    for step in range(3):
+        mask = causal if step % 2 == 0 else square
+        logits = model(src, tgt_in, mask)
+        loss = criterion(logits.reshape(-1, V), tgt_out.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+
+    model.eval()
+    with torch.no_grad():
+        ys = torch.full((src.shape[0], 1), BOS, dtype=torch.long)
+        finished = torch.zeros(src.shape[0], dtype=torch.bool)
+        steps = 0
+        while ys.shape[1] < L:
+            m = nn.Transformer.generate_square_subsequent_mask(ys.shape[1], dtype=torch.float64)
+            nxt = model(src, ys, m)[:, -1].argmax(-1)
+            nxt = torch.where(finished, torch.full_like(nxt, PAD), nxt)
+            ys = torch.cat([ys, nxt.unsqueeze(1)], dim=1)
+            finished |= nxt == EOS
+            steps += 1
+            if torch.all(finished) or not finished.any() and steps > 3:
+                break
+    return dict(init=init, facts=facts, losses=losses, decoded=ys, finished=finished, steps=steps,
+                grads=grads(model), params=list(model.parameters()))
+
+
+def test_seq2seq_masks_shifted_targets_greedy_eos(torch):
+    both(torch, seq2seq_plumbing)
