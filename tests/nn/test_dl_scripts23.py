@@ -468,3 +468,158 @@ def seq2seq_plumbing(torch, init):
 
 def test_seq2seq_masks_shifted_targets_greedy_eos(torch):
     both(torch, seq2seq_plumbing)
+
+
+# ---- parameter utilities: a flat vector round trip, a flat-gradient norm, decay by name, renamed state_dict keys ---
+def parameter_utilities(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(237)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(4, 6)
+            self.norm = nn.LayerNorm(6)
+            self.fc2 = nn.Linear(6, 2, bias=False)
+            self.emb = nn.Embedding(5, 4)
+
+        def forward(self, ids, x):
+            return self.fc2(F.gelu(self.norm(self.fc1(x + self.emb(ids)))))
+
+    model = Net()
+    init = start(model, init)
+    model.emb.weight.requires_grad_(False)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in model.parameters())
+    vec = nn.utils.parameters_to_vector(model.parameters())
+    nn.utils.vector_to_parameters(vec * 0.5, model.parameters())
+    halved = nn.utils.parameters_to_vector(model.parameters())
+    nn.utils.vector_to_parameters(vec, model.parameters())
+    restored = nn.utils.parameters_to_vector(model.parameters())
+    facts = [trainable, total, list(vec.shape), vec.requires_grad, vec.grad_fn is None, kind(vec),
+             bool(torch.equal(restored, vec))]
+
+    decay = [p for n, p in model.named_parameters() if p.requires_grad and not n.endswith("bias") and "norm" not in n]
+    no_decay = [p for n, p in model.named_parameters() if p.requires_grad and (n.endswith("bias") or "norm" in n)]
+    names = [[n for n, p in model.named_parameters() if any(p is q for q in group)] for group in (decay, no_decay)]
+    opt = torch.optim.SGD([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                          lr=0.1)
+    ids, x = torch.tensor(rng.integers(0, 5, 7)), torch.tensor(rng.standard_normal((7, 4)))
+    y = torch.tensor(rng.standard_normal((7, 2)))
+    losses, norms = [], []
+    for _ in range(3):
+        loss = F.mse_loss(model(ids, x), y)
+        opt.zero_grad()
+        loss.backward()
+        flat = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+        norms.append(flat.norm())
+        norms.append(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()
+                                                           if p.grad is not None])))
+        with torch.no_grad():  # decoupled decay by hand on the decay group, besides the optimizer's own
+            for p in decay:
+                p.mul_(1 - 0.01)
+        opt.step()
+        losses.append(loss.item())
+
+    wrapped = {"module." + k: v for k, v in model.state_dict().items()}
+    wrapped["module.extra.weight"] = torch.zeros(2)
+    stripped = {k.removeprefix("module."): v for k, v in wrapped.items() if k != "module.fc2.weight"}
+    fresh = Net().double()
+    result = fresh.load_state_dict(stripped, strict=False)
+    facts += [names, list(result.missing_keys), list(result.unexpected_keys), type(result).__name__,
+              bool(torch.equal(fresh.fc1.weight, model.fc1.weight))]
+    return dict(init=init, facts=facts, vec=vec, halved=halved, losses=losses, norms=norms, grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_parameter_vector_flat_grad_norm_decay_filter_key_rename(torch):
+    both(torch, parameter_utilities)
+
+
+# ---- multi-output models: a dict and a tuple out, weighted sums, stacked task losses, learned log-variances ------
+def multi_output(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(238)
+
+    class MultiTask(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.trunk = nn.Sequential(nn.Linear(5, 8), nn.Tanh())
+            self.heads = nn.ModuleDict({"cls": nn.Linear(8, 3), "reg": nn.Linear(8, 2)})
+            self.aux = nn.Linear(8, 1)
+            self.log_vars = nn.Parameter(torch.zeros(3))
+
+        def forward(self, x):
+            h = self.trunk(x)
+            return {name: head(h) for name, head in self.heads.items()}, (self.aux(h).squeeze(-1), h)
+
+    model = MultiTask()
+    init = start(model, init)
+    with torch.no_grad():
+        model.log_vars.copy_(torch.tensor([0.3, -0.2, 0.1]))
+    opt = torch.optim.Adam(model.parameters(), lr=0.03)
+    x = torch.tensor(rng.standard_normal((8, 5)))
+    y_cls, y_reg = torch.tensor(rng.integers(0, 3, 8)), torch.tensor(rng.standard_normal((8, 2)))
+    y_aux = torch.tensor((rng.random(8) < 0.5).astype(np.float64))
+    weights = {"cls": 1.0, "reg": 0.5, "aux": 0.25}
+    history = []
+    for step in range(4):
+        outs, (aux, h) = model(x)
+        task = {"cls": F.cross_entropy(outs["cls"], y_cls), "reg": F.mse_loss(outs["reg"], y_reg),
+                "aux": F.binary_cross_entropy_with_logits(aux, y_aux)}
+        stacked = torch.stack(list(task.values()))
+        if step < 2:
+            loss = sum(weights[k] * v for k, v in task.items()) + 0.01 * h.pow(2).mean() + 0 * stacked.mean()
+        else:
+            loss = (torch.exp(-model.log_vars) * stacked + model.log_vars).sum() + stacked.mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        history.append({k: v.item() for k, v in task.items()} | {"total": loss.item()})
+    facts = [sorted(outs), type(outs).__name__, len(model(x)[1]), kind(stacked), list(stacked.shape),
+             type(stacked.grad_fn).__name__]
+    return dict(init=init, facts=facts, history=history, log_vars=model.log_vars, grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_multi_output_dict_tuple_weighted_uncertainty_losses(torch):
+    both(torch, multi_output)
+
+
+# ---- curriculum: per-sample losses, hard-example mining by topk, a loss-weighted sampler, detached softmax weights -
+def curriculum_plumbing(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(239)
+    x, y = torch.tensor(rng.standard_normal((16, 4))), torch.tensor(rng.integers(0, 3, 16))
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.5)
+    criterion = nn.CrossEntropyLoss(reduction="none")
+    losses, mined, sampled, facts = [], [], [], []
+    for step in range(4):
+        per_sample = criterion(model(x), y)
+        if step == 0:
+            facts += [list(per_sample.shape), type(per_sample.grad_fn).__name__, per_sample.requires_grad]
+        hard = torch.topk(per_sample.detach(), k=5, largest=True, sorted=True)
+        mined.append((hard.values, hard.indices))
+        probs = per_sample.detach() / per_sample.detach().sum()
+        # torch.multinomial(probs, 6, replacement=True) draws from each library's own stream: numpy's draw instead
+        idx = torch.tensor(rng.choice(16, 6, p=probs.numpy() / probs.numpy().sum()))
+        sampled.append(idx)
+        w = torch.softmax(per_sample.detach() / 0.5, dim=0)
+        if step % 2 == 0:
+            loss = per_sample[hard.indices].mean() + (w * per_sample).sum()
+        else:
+            loss = criterion(model(x[idx]), y[idx]).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    easy_first = torch.argsort(per_sample.detach())
+    facts += [kind(hard.indices), kind(w), w.requires_grad, kind(easy_first)]
+    return dict(init=init, facts=facts, losses=losses, mined=mined, sampled=sampled, order=easy_first,
+                grads=grads(model), params=list(model.parameters()))
+
+
+def test_curriculum_hard_mining_weighted_sampling(torch):
+    both(torch, curriculum_plumbing)
