@@ -102,8 +102,10 @@ def vision_plumbing(torch, init):
     up = F.interpolate(batch, size=(8, 6), mode="bilinear", align_corners=False)
     near = F.interpolate(batch, size=(3, 7), mode="nearest")
     scaled = F.interpolate(batch, scale_factor=0.5, mode="bilinear", align_corners=False)
+    thumbs = F.interpolate(torch.stack(raw).permute(0, 3, 1, 2), size=(4, 3), mode="nearest")
     facts = [kind(raw[0]), kind(raw[0].float().div(255)), list(batch.shape), batch.is_contiguous(),
-             raw[0].permute(2, 0, 1).is_contiguous(), list(up.shape), list(near.shape), list(scaled.shape)]
+             raw[0].permute(2, 0, 1).is_contiguous(), list(up.shape), list(near.shape), list(scaled.shape),
+             kind(thumbs)]
 
     def make_grid(imgs, nrow, padding=1, value=0.0):
         padded = [F.pad(im, (padding, padding, padding, padding), value=value) for im in imgs]
@@ -137,7 +139,7 @@ def vision_plumbing(torch, init):
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    return dict(init=init, facts=facts, batch=batch, up=up, near=near, scaled=scaled, grid=grid, shown=shown,
+    return dict(init=init, facts=facts, batch=batch, up=up, near=near, scaled=scaled, grid=grid, shown=shown, thumbs=thumbs,
                 losses=losses, grads=grads(model), params=list(model.parameters()))
 
 
