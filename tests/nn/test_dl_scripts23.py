@@ -286,7 +286,7 @@ def test_tabular_one_hot_class_weights_stratified_multilabel(torch):
 
 # ---- RL: a deque replay buffer, a deepcopy target network soft-updated, gather Q(s, a), done masks, SmoothL1 ------
 def rl_plumbing(torch, init):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
     rng = np.random.default_rng(234)
     q = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
     init = start(q, init)
@@ -315,8 +315,9 @@ def rl_plumbing(torch, init):
         s, a, r, s2, d = (torch.stack(items) for items in zip(*[buffer[i] for i in picks]))
         q_sa = q(s).gather(1, a.unsqueeze(1)).squeeze(1)
         with torch.no_grad():
-            best_next = target(s2).max(1)[0]
+            best_under_no_grad = target(s2).max(1)[0]
         best_next = target(s2).max(1)[0].detach()
+        assert torch.equal(best_next, best_under_no_grad) and not best_under_no_grad.requires_grad
         goal = r + gamma * best_next * (1 - d.double())
         loss = nn.SmoothL1Loss()(q_sa, goal)
         opt.zero_grad()
@@ -365,7 +366,7 @@ def gan_plumbing(torch, init):
     fixed_noise = torch.tensor(rng.standard_normal((4, 3)))
     D.eval()  # no dropout draws: the two libraries' streams differ
     d_losses, g_losses, snapshots, frozen_grads = [], [], [], []
-    for step in range(3):
+    for _ in range(3):
         real = torch.tensor(rng.standard_normal((6, 2)) * 0.5 + 2)
         noise = torch.tensor(rng.standard_normal((6, 3)))
         fake = G(noise)
@@ -404,7 +405,7 @@ def test_gan_two_optimizers_detach_freeze_smoothing(torch):
 
 # ---- seq2seq: padding and causal masks, shifted targets, label smoothing, greedy decoding with an EOS stop --------
 def seq2seq_plumbing(torch, init):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
     rng = np.random.default_rng(236)
     PAD, BOS, EOS, V, L = 0, 1, 2, 9, 6
     src = torch.tensor([[5, 6, 7, 8, 0], [3, 4, 0, 0, 0], [7, 3, 5, 0, 0]])
@@ -590,7 +591,7 @@ def test_multi_output_dict_tuple_weighted_uncertainty_losses(torch):
 
 # ---- curriculum: per-sample losses, hard-example mining by topk, a loss-weighted sampler, detached softmax weights -
 def curriculum_plumbing(torch, init):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
     rng = np.random.default_rng(239)
     x, y = torch.tensor(rng.standard_normal((16, 4))), torch.tensor(rng.integers(0, 3, 16))
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
