@@ -690,7 +690,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
-    if input.array.dtype.kind != "f":
+    # uint8 images resize by nearest as PyTorch's do (a selection: exact in any dtype); its uint8 bilinear and
+    # bicubic round fixed-point weights, which minigrad does not reproduce
+    if input.array.dtype.kind != "f" and not (input.array.dtype == np.uint8 and mode in ("nearest", "nearest-exact")):
         raise NotImplementedError(f'"interpolate" not implemented for {input.dtype}: pass a floating point tensor')
     if mode == "area":  # PyTorch's area mode is adaptive average pooling to the new size
         if n == 1:
