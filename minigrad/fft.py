@@ -330,7 +330,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
                            "require that return_complex=True in a future PyTorch release.")
     if return_complex is False:  # (PyTorch's deprecated form: the complex result's real view)
-        warnings.warn(_REAL_STFT, UserWarning, stacklevel=2)
+        _warn_once(_REAL_STFT)
         return view_as_real(stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
                                  onesided, return_complex=True))
     hop = n_fft // 4 if hop_length is None else hop_length

@@ -2,6 +2,7 @@
 torchrun template under 2 ranks equals one process on the full batches, alone it runs without mpiexec,
 and DDP's options and the collectives give PyTorch's results and texts (torch's gloo, world of one)."""
 import json
+import socket
 import subprocess
 import sys
 
@@ -96,7 +97,7 @@ def said(f):
 said(dist.get_world_size)
 said(dist.get_rank)
 out.append(dist.is_torchelastic_launched())
-os.environ.update(MASTER_ADDR="localhost", MASTER_PORT="29547", RANK="0", WORLD_SIZE="1")
+os.environ.update(MASTER_ADDR="localhost", MASTER_PORT=sys.argv[2], RANK="0", WORLD_SIZE="1")
 said(lambda: dist.init_process_group(backend="bogus"))
 said(lambda: dist.init_process_group(backend="nccl"))
 dist.init_process_group(backend="gloo")
@@ -130,6 +131,14 @@ print(repr(out))
 '''
 
 
+def free_port():
+    """A port nothing listens on now: gloo's store binds MASTER_PORT, and a fixed one is taken whenever another
+    run of this test (another worker, another checkout's suite) holds it."""
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
 def test_world_of_one_matches_torch_gloo(tmp_path):
     pytest.importorskip("torch")
     if not HAVE_MPI:
@@ -138,8 +147,8 @@ def test_world_of_one_matches_torch_gloo(tmp_path):
     script.write_text(SAME_AS_TORCH)
     outs = []
     for lib in ("torch", "minigrad"):
-        proc = subprocess.run([sys.executable, str(script), lib], cwd=ROOT, env=mpi_env(), capture_output=True,
-                              text=True, timeout=60)
+        proc = subprocess.run([sys.executable, str(script), lib, str(free_port())], cwd=ROOT, env=mpi_env(),
+                              capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         outs.append(proc.stdout.strip().splitlines()[-1])
     assert outs[1] == outs[0]
