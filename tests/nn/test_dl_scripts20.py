@@ -417,17 +417,6 @@ def test_awd_lstm_weight_drop_locked_dropout(torch, optimizer):
 
 
 # ---- spectral regression: Chebyshev / Hermite / vander features, lstsq in closed form against gradient descent --
-def _lstsq(torch, A, B, driver):
-    """lstsq, from a call whose rank is the SVD's: PyTorch 2.13's gelsy on this rank-deficient A varies from call to
-    call (ranks 2 to 5, and with a wrong rank a wrong fit), so a test taking its first answer fails at random."""
-    want = int(torch.linalg.matrix_rank(A))
-    for _ in range(200):
-        fit = torch.linalg.lstsq(A, B, driver=driver)
-        if int(fit.rank) == want:
-            break
-    return fit
-
-
 def spectral_regression(torch, init, driver):
     nn, F = torch.nn, torch.nn.functional
     special = torch.special
@@ -443,7 +432,7 @@ def spectral_regression(torch, init, driver):
         return torch.cat([cheb, herm / 4, torch.vander(x, N=3, increasing=True)], dim=-1)
 
     Phi = features(x)  # rank-deficient: T0, T1 and vander's 1, x are the same columns
-    fit = _lstsq(torch, Phi, y.unsqueeze(-1), driver)
+    fit = torch.linalg.lstsq(Phi, y.unsqueeze(-1), driver=driver)
     closed = fit.solution.squeeze(-1)
     vander = torch.vander(x[:3])
     model = nn.Linear(Phi.shape[1], 1, bias=False)
