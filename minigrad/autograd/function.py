@@ -12,6 +12,7 @@ forward's arrays into the Tensors `apply` returns, each pointing at the node.
 import itertools
 import re
 import threading
+import warnings
 import weakref
 from itertools import repeat
 from operator import is_not
@@ -317,6 +318,10 @@ class BackwardNode(Node, FunctionCtx):
 
     def save_for_backward(self, *tensors):
         """Save tensors (or None) for backward; read them back as `ctx.saved_tensors`."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
         self._saved = [None if t is None else _saved(t) for t in tensors]
         self._names = None
 
@@ -385,7 +390,8 @@ class BackwardNode(Node, FunctionCtx):
             return _capture.recorder.on_backward(self, grads)  # and records this
         # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone)
         if self._materialize and (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))):
-            grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
+            grads = tuple(_zeros_like_meta(m) if g is None and m is not None else g
+                          for g, m in zip(grads, self._output_meta))  # (m None: an output not a tensor)
         cls = self._forward_cls
         out = cls.backward(self, *grads)
         if not isinstance(out, tuple):
@@ -419,6 +425,8 @@ class BackwardNode(Node, FunctionCtx):
         input's shape broadcasts to (then summed back to it), and of its input's dtype (else cast)."""
         checked = []
         for i, (g, (shape, dtype)) in enumerate(zip(grads, self._input_meta)):
+            if g is not None and not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
             if isinstance(g, Tensor):
                 if g.array.shape != shape:
                     if not _expandable(shape, g.array.shape):
@@ -648,11 +656,18 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def forward(ctx, *args):
-        raise NotImplementedError
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    def __call__(self, *args, **kwargs):  # an instance called as a module: PyTorch's legacy style, refused
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd "
+            "function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html#torch."
+            "autograd.Function)")
 
     setup_context = staticmethod(_no_setup_context)
 
@@ -821,6 +836,8 @@ def wrap_outputs(out, node, args, ctx):
     outs = (out,) if single else out
     dirty = getattr(ctx, "_dirty", None)
     non_diff = getattr(ctx, "_non_diff", None)
+    if dirty:
+        _check_dirty(dirty, args, outs, node)
     results = []
     for o in outs:
         if isinstance(o, Tensor):
@@ -836,15 +853,15 @@ def wrap_outputs(out, node, args, ctx):
                 t = o
             else:
                 t = Tensor._wrap(o.array, version_counter=o._version_counter) if o.grad_fn is not None or o._requires_grad else o
-        elif o is None:
-            t = None
+        elif o is None or not hasattr(o, "dtype"):  # (a user forward's other values: returned as they are)
+            t = o
         else:
             t = Tensor._wrap(o)
         results.append(t)
     if node is not None:
         meta = []
         for i, (t, o) in enumerate(zip(results, outs)):
-            if t is None:
+            if not isinstance(t, Tensor):
                 meta.append(None)
                 continue
             meta.append((t.array.shape, t.array.dtype, array_module(t.array)))
@@ -857,6 +874,16 @@ def wrap_outputs(out, node, args, ctx):
 
 
 _read_by_name(("result",))
+
+
+def _check_dirty(dirty, args, outs, node):
+    """ctx.mark_dirty's tensors, as PyTorch checks them: inputs (else a warning, when recording), all returned."""
+    if node is not None and not all(any(d is a for a in args) for d in dirty):
+        warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+                      "mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=4)
+    if not all(any(d is o for o in outs) for d in dirty):
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                           "The inputs that are modified inplace must all be outputs of the Function.")
 
 
 def _save_result(node, t):
