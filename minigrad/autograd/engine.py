@@ -28,6 +28,10 @@ from .grad_mode import state
 
 
 def _make_grads(outputs, grad_outputs):
+    if grad_outputs is not None and len(grad_outputs) != len(outputs):
+        n = min(len(outputs), len(grad_outputs))
+        _make_grads(outputs[:n], grad_outputs[:n])  # (the pairs are checked first, as PyTorch checks them)
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
     Tensor = _function.Tensor
     grads = []
     for i, t in enumerate(outputs):
@@ -49,6 +53,13 @@ def _make_grads(outputs, grad_outputs):
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
                     f"a shape of {t.shape}."
                 )
+            if g.array.dtype != t.array.dtype:  # the output's dtype, as PyTorch's engine casts it (not across complex)
+                if g.is_complex() != t.is_complex():
+                    raise RuntimeError(
+                        "For complex Tensors, both grad_output and output are required to have the same dtype. "
+                        f"Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] has a "
+                        f"dtype of {t.dtype}.")
+                g = g.to(t.dtype)
         grads.append(g)
     return grads
 
@@ -320,8 +331,20 @@ def _run_pre_hooks(node, grads):
         for fn in ordered:
             r = fn(grads[nr])
             if r is not None:
-                grads[nr] = r
+                grads[nr] = _checked_hook_result(fn, grads[nr], r)
     return _run_node_pre_hooks(node, grads)
+
+
+def _checked_hook_result(fn, grad, r):
+    """A tensor hook's replacement gradient, checked as PyTorch checks it: a Tensor of the gradient's type and size."""
+    if not isinstance(r, _function.Tensor) and not getattr(r, "is_sparse", False):
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+    name = getattr(fn, "__name__", "<unknown>")
+    if r.dtype != grad.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.type()} got {r.type()})")
+    if r.shape != grad.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return r
 
 
 def _run_node_pre_hooks(node, grads):
@@ -473,6 +496,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = list(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if not all(t._requires_grad for t in inputs):
+        _roots(list(tensors))  # (the roots are checked first, as PyTorch checks them)
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     edges = [t._edge() for t in inputs]
     captured = _run_with_inputs(list(tensors), grad_tensors, retain_graph, create_graph, set(edges))
     # accumulate as the engine's AccumulateGrad does: in grad mode only with create_graph
