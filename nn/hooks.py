@@ -103,6 +103,22 @@ def _ran_for_its_effects(module, hook, kind):
                      "changes), which a replay would not redo; return its value from the compiled function instead")
 
 
+def choose_backward_hook_kind(module, full):
+    """A module's backward hooks are all full ones or all older ones, as PyTorch allows (the kind kept on it)."""
+    if module.__dict__.get("_is_full_backward_hook", full) is not full:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                           "Please use only one of them.")
+    module.__dict__["_is_full_backward_hook"] = full
+
+
+def _checked_count(result, expected, what):
+    result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if len(result) != expected:
+        raise RuntimeError(f"{what} returned an invalid number of {'grad_input' if what == 'Backward hook' else 'grad_output'}"
+                           f", got {len(result)}, but expected {expected}")
+    return result
+
+
 class _BackwardState:
     """One call's backward hooks: grad_output, set by the output node, waits there for the input node."""
 
@@ -147,7 +163,7 @@ class _BackwardState:
         for hook in list(module.__dict__.get("_backward_pre_hooks", _NONE).values()):
             result = hook(module, grads)
             if result is not None:
-                grads = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+                grads = _checked_count(result, len(grads), "Backward pre hook")
         self.grad_output = grads
         if not self.input_positions:  # no input needs a gradient: the hooks run now, with grad_input of Nones
             warnings.warn(_NO_INPUT_GRADS, UserWarning, stacklevel=2)
@@ -169,7 +185,7 @@ class _BackwardState:
         for hook in list(module.__dict__.get("_backward_hooks", _NONE).values()):
             out = hook(module, grad_input, self.grad_output)
             if out is not None:
-                grad_input = result = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+                grad_input = result = _checked_count(out, len(grad_input), "Backward hook")
         return result
 
 

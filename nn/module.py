@@ -207,9 +207,13 @@ class Module:
     def register_full_backward_hook(self, hook, prepend=False):
         """`hook(module, grad_input, grad_output)` when the gradients of the module's tensor inputs are
         known (None for an input that needs none); it may return new grad_input."""
+        hooks.choose_backward_hook_kind(self, full=True)
         return hooks.add_hook(self, "_backward_hooks", hook, prepend)
 
-    register_backward_hook = register_full_backward_hook  # (PyTorch's older name; its older semantics differ)
+    def register_backward_hook(self, hook):
+        """PyTorch's older name; its older semantics differ (here it runs as a full backward hook)."""
+        hooks.choose_backward_hook_kind(self, full=False)
+        return hooks.add_hook(self, "_backward_hooks", hook, False)
 
     # ---- registration -------------------------------------------------------------------
     def _require_init(self, what):
