@@ -271,7 +271,7 @@ def _tensor(data, dtype, device, requires_grad, xp):
     except OverflowError:
         arr = _wrapped(data, np.dtype(dt))
     except (ValueError, TypeError) as e:
-        _check_nesting(data)  # (nested lists of unequal lengths: PyTorch's error, naming the dim)
+        _check_nesting(data, np.dtype(dt))  # (nested lists of unequal lengths: PyTorch's error, naming the dim)
         if np.dtype(dt).kind in "iu" and ("NaN" in str(e) or "infinity" in str(e)):
             raise _overflow(dt) from None
         if "not 'complex'" in str(e):  # (a complex number for a real dtype: PyTorch's unpacking texts)
@@ -358,7 +358,7 @@ _said_arrays = [False]
 _PLAIN_NUMBERS = {builtins.int, builtins.bool}
 
 
-def _check_nesting(data):
+def _check_nesting(data, dt):
     """PyTorch's errors for nested sequences that do not make a box: each dim's length is the first
     element's (`[[1, 2], [3]]`: "expected sequence of length 2 at dim 1 (got 1)")."""
     shape, first = [], data
@@ -370,6 +370,10 @@ def _check_nesting(data):
 
     def check(seq, dim):
         if dim == len(shape):
+            if isinstance(seq, (list, tuple)):  # (a sequence where the first element's depth has a number)
+                kind = type(seq).__name__
+                raise TypeError(f"must be real number, not {kind}" if dt.kind in "fc" else
+                                f"'{kind}' object cannot be interpreted as an integer")
             return
         if not isinstance(seq, (list, tuple)):
             raise TypeError("not a sequence")

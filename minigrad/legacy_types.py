@@ -125,7 +125,7 @@ def legacy_new(dtype, args, kwargs, device="cpu", method=False, typed=True):
     except OverflowError:
         return _wrapped(data, np.dtype(dtype.np))
     except ValueError:
-        _check_nesting(data)  # (nested sequences of unequal lengths: PyTorch's error, naming the dim)
+        _check_nesting(data, np.dtype(dtype.np))  # (nested sequences of unequal lengths: PyTorch's error, naming the dim)
         raise
 
 
