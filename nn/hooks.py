@@ -111,11 +111,11 @@ def choose_backward_hook_kind(module, full):
     module.__dict__["_is_full_backward_hook"] = full
 
 
-def _checked_count(result, expected, what):
+def _checked_count(result, expected, hook, grads):
+    """A backward (pre) hook's new gradients: one per slot it was given, as PyTorch checks them."""
     result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     if len(result) != expected:
-        raise RuntimeError(f"{what} returned an invalid number of {'grad_input' if what == 'Backward hook' else 'grad_output'}"
-                           f", got {len(result)}, but expected {expected}")
+        raise RuntimeError(f"{hook} returned an invalid number of {grads}, got {len(result)}, but expected {expected}")
     return result
 
 
@@ -163,7 +163,7 @@ class _BackwardState:
         for hook in list(module.__dict__.get("_backward_pre_hooks", _NONE).values()):
             result = hook(module, grads)
             if result is not None:
-                grads = _checked_count(result, len(grads), "Backward pre hook")
+                grads = _checked_count(result, len(grads), "Backward pre hook", "grad_output")
         self.grad_output = grads
         if not self.input_positions:  # no input needs a gradient: the hooks run now, with grad_input of Nones
             warnings.warn(_NO_INPUT_GRADS, UserWarning, stacklevel=2)
@@ -185,7 +185,7 @@ class _BackwardState:
         for hook in list(module.__dict__.get("_backward_hooks", _NONE).values()):
             out = hook(module, grad_input, self.grad_output)
             if out is not None:
-                grad_input = result = _checked_count(out, len(grad_input), "Backward hook")
+                grad_input = result = _checked_count(out, len(grad_input), "Backward hook", "grad_input")
         return result
 
 
