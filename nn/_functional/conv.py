@@ -403,7 +403,7 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
     if min(dilation) <= 0:
-        raise RuntimeError("dilation should be greater than zero")
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     if not isinstance(groups, int) or groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     ws = list(weight.shape)

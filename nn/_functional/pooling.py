@@ -668,6 +668,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
         size = expand_param(size, n, "size") if not isinstance(size, int) else (size,) * n
         scales = (None,) * n
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     else:
         scales = tuple(float(s) for s in (scale_factor if isinstance(scale_factor, (tuple, list)) else
                                           (scale_factor,) * n))

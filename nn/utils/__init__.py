@@ -51,6 +51,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         parameters = list(parameters)
         if not parameters:
             warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
+    norm_type = float(norm_type)  # (a bad one refused even with no gradients, as PyTorch's)
     if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
         params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
         return recording.hook.recorder.on_call(clip_grad_norm_, params, max_norm, norm_type, error_if_nonfinite, foreach)
