@@ -182,6 +182,18 @@ def _both_backward_hooks(L):
     model(L.ones(2, 4)).sum().backward()
 
 
+def _old_then_full_backward_hook(L):
+    model = _lin(L)
+    model.register_backward_hook(lambda m, gi, go: None)
+    model.register_full_backward_hook(lambda m, gi, go: None)
+
+
+def _backward_pre_hook_wrong_count(L):
+    model = _lin(L)
+    model.register_full_backward_pre_hook(lambda m, go: (go[0], go[0]))
+    model(L.ones(2, 4, requires_grad=True)).sum().backward()
+
+
 def _backward_hook_wrong_count(L):
     model = _lin(L)
     model.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
@@ -300,6 +312,10 @@ CASES = {
  "full_backward_hook_inplace": _full_hook_inplace,
  "both_backward_hooks": _both_backward_hooks,
  "backward_hook_wrong_count": _backward_hook_wrong_count,
+ "old_then_full_backward_hook": _old_then_full_backward_hook,
+ "backward_pre_hook_wrong_count": _backward_pre_hook_wrong_count,
+ "hook_returns_none_ok": lambda L: _hook_backward(L, lambda g: None),
+ "grad_outputs_complex": lambda L: (lambda x: L.autograd.grad(x * 2, x, grad_outputs=L.ones(3, dtype=L.complex64)))(_x(L)),
  "post_accumulate_non_leaf": _post_accumulate_on_non_leaf,
  # --- (c) torch.autograd.grad
  "grad_input_no_grad": lambda L: (lambda x: L.autograd.grad((x * 2).sum(), [x, L.ones(3)]))(_x(L)),
@@ -399,6 +415,13 @@ CASES = {
  "conv_transpose_same": lambda L: L.nn.ConvTranspose2d(3, 4, 3, padding="same"),
  "lstm_dropout_range": lambda L: L.nn.LSTM(4, 8, num_layers=2, dropout=1.5),
  "lstm_hidden_zero": lambda L: L.nn.LSTM(4, 0),
+ "lstm_input_size_float": lambda L: L.nn.LSTM(4.0, 8),
+ "gru_input_size_zero": lambda L: L.nn.GRU(0, 8),
+ "rnn_bias_int": lambda L: L.nn.RNN(4, 8, bias=1),
+ "lstm_batch_first_word": lambda L: L.nn.LSTM(4, 8, batch_first="yes"),
+ "conv_dilation_zero": lambda L: L.nn.Conv2d(3, 4, 3, dilation=0)(L.ones(1, 3, 5, 5)),
+ "interpolate_recompute_with_size": lambda L: F(L).interpolate(L.ones(1, 1, 4, 4), size=8, recompute_scale_factor=True),
+ "clip_norm_type_word": lambda L: L.nn.utils.clip_grad_norm_([L.nn.Parameter(L.ones(2))], 1.0, norm_type="fro"),
  "encoder_layer_heads": lambda L: L.nn.TransformerEncoderLayer(8, 3),
  "embedding_padding_negative": lambda L: L.nn.Embedding(5, 2, padding_idx=-7),
  "bn1d_4d": lambda L: L.nn.BatchNorm1d(3)(L.ones(2, 3, 4, 4)),
