@@ -8,7 +8,7 @@ def broadcast_all(*values):
     """Tensors of one broadcast shape from tensors and Python numbers (numbers take the tensors' dtype and device,
     or the default dtype when all are numbers)."""
     if not all(isinstance(v, (minigrad.Tensor, numbers.Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor or objects "
+        raise ValueError("Input arguments must all be instances of Number, torch.Tensor or objects "
                          "implementing __torch_function__.")
     like = next((v for v in values if isinstance(v, minigrad.Tensor)), None)
     if like is None:
