@@ -18,7 +18,6 @@ import numpy as np
 
 from . import autograd
 from . import random as _random
-from .autograd import grad_mode
 from .autograd.grad_mode import enable_grad
 from .ops.shape import stack
 from .tensor import Tensor
@@ -445,11 +444,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 call_leaves[i] = s
             if randomness == "same":
                 _random.set_rng_state(state)
-            grad_mode.state.vmap_level += 1
-            try:
-                out = func(*_unflatten(call_leaves, spec), **kwargs)
-            finally:
-                grad_mode.state.vmap_level -= 1
+            out = func(*_unflatten(call_leaves, spec), **kwargs)
             if randomness == "error":
                 _refuse_random(state)
             return out

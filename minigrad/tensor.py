@@ -28,11 +28,6 @@ from .device import device_of, to_device
 _new_tensor = object.__new__
 
 
-_VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
-              "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
-              "inside PyTorch internals, please file a bug report.")
-
-
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
@@ -414,8 +409,6 @@ class Tensor:
     def item(self):
         """The value of a one-element tensor as a Python number."""
         recording.escape("Tensor.item() (or float/int/bool of a tensor)")
-        if state.vmap_level:
-            raise RuntimeError(_VMAP_ITEM)
         if self.array.size != 1:
             raise RuntimeError(f"a Tensor with {self.array.size} elements cannot be converted to Scalar")
         return self.array.reshape(()).item()

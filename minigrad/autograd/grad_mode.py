@@ -19,7 +19,6 @@ class _State(threading.local):
         # False while autograd.grad or backward(inputs=...) runs its engine, whose backward PyTorch's reentrant
         # checkpoint refuses (this thread's: another thread's plain backward is unaffected)
         self.checkpoint_valid = True
-        self.vmap_level = 0  # vmap calls running func on this thread: a value read out of a slice (item()) is refused
 
 
 state = _State()
