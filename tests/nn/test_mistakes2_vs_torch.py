@@ -347,6 +347,8 @@ CASES = {
  "vmap_randomness_error": lambda L: _vmap(L, lambda a: a + L.rand(()), L.ones(3)),
  "vmap_function_without_setup_context": lambda L: _vmap(L, lambda a: _function(L, lambda ctx, x: x * 2).apply(a),
                                                        L.ones(3, 2)),
+ "vmap_clamp_by_slice_ok": lambda L: _vmap(L, lambda a, m: a.clamp(max=m), L.ones(3, 2), L.zeros(3)).tolist(),
+ "vmap_item_of_captured_ok": lambda L: (lambda c: _vmap(L, lambda a: a * c.item(), L.ones(3)).tolist())(L.tensor(2.0)),
  "vmap_ok": lambda L: _shape(_vmap(L, lambda a, b: a * b, L.ones(3, 2), L.ones(2), in_dims=(0, None))),
  "jacrev_non_tensor": lambda L: L.func.jacrev(lambda a: 3.0)(L.ones(2)),
  "jacrev_argnums_oob": lambda L: L.func.jacrev(lambda a: a * 2, argnums=1)(L.ones(2)),
@@ -465,6 +467,8 @@ KEY_PHRASE = {"conv_padding_mode": "but got padding_mode='mirror'",
 # differences kept for now, each with why
 KEPT = {"full_backward_hook_inplace": "minigrad's full backward hook does not make its module's inputs views of a "
                                       "custom Function, so an in-place module after it is not refused",
+        "vmap_item": "minigrad's vmap runs func once per slice on ordinary tensors: nothing tells a slice's value "
+                     "from a captured tensor's, whose item() PyTorch allows (vmap_item_of_captured_ok)",
         "vmap_function_without_setup_context": "minigrad's vmap runs func once per slice, so an autograd.Function "
                                                "inside it runs as outside; PyTorch's batching rule needs setup_context"}
 
