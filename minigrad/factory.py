@@ -142,7 +142,7 @@ def _element_dtype(x):
         return x.dtype
     if isinstance(x, complex):
         return dtypes.default_complex().np
-    if isinstance(x, str):
+    if isinstance(x, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{t.__name__}'")
     raise RuntimeError(f"Could not infer dtype of {t.__name__}")
 
@@ -402,7 +402,8 @@ def as_tensor(data, dtype=None, device=None):
 def from_numpy(array):
     """A tensor sharing memory with a numpy array (a read-only array: a copy, with PyTorch's warning)."""
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+        kind = type(array)  # (named as Python's C API names a type: a numpy scalar's with its module)
+        raise TypeError(f"expected np.ndarray (got {kind.__name__ if kind.__module__ == 'builtins' else kind.__module__ + '.' + kind.__name__})")
     _numpy_source(array)
     return Tensor._wrap(_writeable(array))
 

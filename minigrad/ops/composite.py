@@ -2226,6 +2226,8 @@ def as_strided(input, size, stride, storage_offset=None):
         raise RuntimeError("mismatch in length of strides and shape")
     if builtins.any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if builtins.any(s < 0 for s in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
     geometry = _storage_of(input.array)
     storage, in_offset = geometry[0], geometry[1]
     offset = in_offset if storage_offset is None else builtins.int(storage_offset)

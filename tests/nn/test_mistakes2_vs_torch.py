@@ -450,13 +450,18 @@ CASES = {
  "tensor_of_tensor": lambda L: L.tensor(L.ones(2)).tolist(),
  "tensor_mixed_str": lambda L: L.tensor([1, "a"]),
  "tensor_str": lambda L: L.tensor("abc"),
+ "tensor_bytes": lambda L: L.tensor(b"ab"),
+ "tensor_list_of_bytes": lambda L: L.tensor([b"a"]),
+ "tensor_list_of_str": lambda L: L.tensor(["a"]),
  "tensor_none": lambda L: L.tensor(None),
  "tensor_dtype_str": lambda L: L.tensor([1], dtype="float32"),
  "from_numpy_readonly": lambda L: L.from_numpy(np.broadcast_to(np.ones(2, dtype=np.float32), (2,))).tolist(),
  "from_numpy_object": lambda L: L.from_numpy(np.array([1, "a"], dtype=object)),
  "from_numpy_list": lambda L: L.from_numpy([1.0, 2.0]),
+ "from_numpy_numpy_scalar": lambda L: L.from_numpy(np.float32(1.0)),
  "as_strided_oob": lambda L: L.ones(4).as_strided((3,), (2,)),
  "as_strided_negative": lambda L: L.ones(4).as_strided((2,), (-1,)),
+ "as_strided_negative_size": lambda L: L.ones(4).as_strided((2, -1), (1, 1)),
  "as_strided_offset": lambda L: L.ones(4).as_strided((2,), (1,), 3),
 }
 
