@@ -1213,11 +1213,8 @@ def multi_dot(tensors):
             return mats[i] if i == j else product(i, split[i][j]) @ product(split[i][j] + 1, j)
 
         out = product(0, n - 1)
-    if first == 1:
-        out = out.squeeze(0)
-    if last == 1:
-        out = out.squeeze(-1)
-    return out
+    rows, cols = out.array.shape
+    return out.view((rows,) * (first == 2) + (cols,) * (last == 2))  # (PyTorch's node: a view of the mm, even 2-D)
 
 
 def chain_matmul(*matrices, out=None):
