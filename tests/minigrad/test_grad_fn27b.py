@@ -1,5 +1,6 @@
 """Ops record PyTorch's node (grad_fn and next_functions one level down): multi_dot and chain_matmul end in a view
-of the mm, outer/ger multiply a view of the first vector by the second, inner of vectors views a dot, sum/mean
+of the mm, matrix_norm(ord=±1, ±inf) is an amax/amin of vector norms, cond a squeeze of a ratio or a nan_to_num of a
+product, outer/ger multiply a view of the first vector by the second, inner of vectors views a dot, sum/mean
 with dtype= are one node, nansum and median/nanmedian(dim) have their own node, narrow is always a slice, flatten
 of nothing is the input itself, atleast_2d/3d unsqueeze, Dirichlet.mode writes in place, and Embedding's gradient
 under create_graph is EmbeddingDenseBackwardBackward0. Values and gradients stay PyTorch's."""
@@ -21,7 +22,10 @@ def _f32(*shape):  # (cast up by dtype=: the sum's rounding is not in question h
     return lambda r: r.standard_normal(shape).astype(np.float32)
 
 
-# (id, fn(L, *tensors) -> output (the first of a tuple is checked), [input makers])
+# PyTorch's cond for these ords edits its saved inverse in place (masked_fill_): its backward refuses to run
+NO_TORCH_GRAD = "no torch gradient"
+
+# (id, fn(L, *tensors) -> output (the first of a tuple is checked), [input makers][, NO_TORCH_GRAD])
 CASES = [
     ("linalg.multi_dot 2", lambda L, a, b: L.linalg.multi_dot([a, b]), [_n(3, 4), _n(4, 2)]),
     ("linalg.multi_dot 3", lambda L, a, b, c: L.linalg.multi_dot([a, b, c]), [_n(3, 4), _n(4, 2), _n(2, 5)]),
@@ -29,6 +33,17 @@ CASES = [
     ("linalg.multi_dot column", lambda L, a, b: L.linalg.multi_dot([a, b]), [_n(3, 4), _n(4)]),
     ("linalg.multi_dot vectors", lambda L, a, b, c: L.linalg.multi_dot([a, b, c]), [_n(4), _n(4, 2), _n(2)]),
     ("chain_matmul", lambda L, a, b, c: L.chain_matmul(a, b, c), [_n(3, 4), _n(4, 2), _n(2, 5)]),
+    ("matrix_norm 1", lambda L, a: L.linalg.matrix_norm(a, 1), [_n(3, 4)]),
+    ("matrix_norm -1 keepdim", lambda L, a: L.linalg.matrix_norm(a, -1, keepdim=True), [_n(2, 3, 4)]),
+    ("matrix_norm inf", lambda L, a: L.linalg.matrix_norm(a, float("inf")), [_n(3, 4)]),
+    ("matrix_norm -inf dims", lambda L, a: L.linalg.matrix_norm(a, float("-inf"), dim=(0, 2)), [_n(3, 2, 4)]),
+    ("matrix_norm inf dims reversed", lambda L, a: L.linalg.matrix_norm(a, float("inf"), dim=(2, 0)), [_n(3, 2, 4)]),
+    ("linalg.norm 1", lambda L, a: L.linalg.norm(a, 1), [_n(3, 4)]),
+    ("cond", lambda L, a: L.linalg.cond(a), [_n(3, 3)]),
+    ("cond -2 batched", lambda L, a: L.linalg.cond(a, -2), [_n(2, 3, 3)]),
+    ("cond fro", lambda L, a: L.linalg.cond(a, "fro"), [_n(3, 3)], NO_TORCH_GRAD),
+    ("cond 1", lambda L, a: L.linalg.cond(a, 1), [_n(3, 3)], NO_TORCH_GRAD),
+    ("cond -inf batched", lambda L, a: L.linalg.cond(a, float("-inf")), [_n(2, 3, 3)], NO_TORCH_GRAD),
     ("outer", lambda L, a, b: L.outer(a, b), [_n(3), _n(4)]),
     ("ger", lambda L, a, b: L.ger(a, b), [_n(3), _n(4)]),
     ("inner vectors", lambda L, a, b: L.inner(a, b), [_n(4), _n(4)]),
@@ -74,7 +89,7 @@ def _run(L, fn, arrays):
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_node_value_and_gradient_as_torch(case):
-    _, fn, makers = case
+    _, fn, makers = case[:3]
     r = np.random.default_rng(27)
     arrays = [m(r) for m in makers]
     tt, tout = _run(torch, fn, arrays)
@@ -82,6 +97,8 @@ def test_node_value_and_gradient_as_torch(case):
     assert _nodes(mout) == _nodes(tout)
     assert str(mout.dtype).split(".")[-1] == str(tout.dtype).split(".")[-1] and tuple(mout.shape) == tuple(tout.shape)
     np.testing.assert_allclose(mout.detach().numpy(), tout.detach().numpy(), rtol=1e-6, atol=1e-7)
+    if case[3:] == (NO_TORCH_GRAD,):
+        return
     w = r.standard_normal(tuple(tout.shape))
     grads = [L.autograd.grad((out * L.tensor(w, dtype=out.dtype)).sum(), ts, allow_unused=True)
              for L, ts, out in ((minigrad, mt, mout), (torch, tt, tout))]
