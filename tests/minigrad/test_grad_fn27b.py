@@ -3,7 +3,9 @@ of the mm, matrix_norm(ord=±1, ±inf) is an amax/amin of vector norms, cond a s
 product, outer/ger multiply a view of the first vector by the second, inner of vectors views a dot, sum/mean
 with dtype= are one node, nansum and median/nanmedian(dim) have their own node, narrow is always a slice, flatten
 of nothing is the input itself, atleast_2d/3d unsqueeze, Dirichlet.mode writes in place, and Embedding's gradient
-under create_graph is EmbeddingDenseBackwardBackward0. Values and gradients stay PyTorch's."""
+under create_graph is EmbeddingDenseBackwardBackward0; an optional tensor argument not given (layer_norm's weight,
+a conv's bias, clamp's bound, embedding_bag's per_sample_weights) is a None edge, and batch_norm's running
+statistics are no edge. Values and gradients stay PyTorch's."""
 import warnings
 
 import numpy as np
@@ -44,6 +46,21 @@ CASES = [
     ("cond fro", lambda L, a: L.linalg.cond(a, "fro"), [_n(3, 3)], NO_TORCH_GRAD),
     ("cond 1", lambda L, a: L.linalg.cond(a, 1), [_n(3, 3)], NO_TORCH_GRAD),
     ("cond -inf batched", lambda L, a: L.linalg.cond(a, float("-inf")), [_n(2, 3, 3)], NO_TORCH_GRAD),
+    # an optional tensor argument not given is a None edge; batch_norm's running statistics are no edge
+    ("layer_norm no affine", lambda L, a: L.nn.functional.layer_norm(a, (4,)), [_n(3, 4)]),
+    ("layer_norm no bias", lambda L, a, w: L.nn.functional.layer_norm(a, (4,), w), [_n(3, 4), _n(4)]),
+    ("batch_norm running stats", lambda L, a, w, b: L.nn.functional.batch_norm(
+        a, L.zeros(3, dtype=a.dtype), L.ones(3, dtype=a.dtype), w, b, training=True), [_n(4, 3, 2), _n(3), _n(3)]),
+    ("batch_norm eval", lambda L, a, w, b: L.nn.functional.batch_norm(
+        a, L.zeros(3, dtype=a.dtype), L.ones(3, dtype=a.dtype), w, b), [_n(4, 3, 2), _n(3), _n(3)]),
+    ("batch_norm eval no bias", lambda L, a, w: L.nn.functional.batch_norm(
+        a, L.zeros(3, dtype=a.dtype), L.ones(3, dtype=a.dtype), w), [_n(4, 3, 2), _n(3)]),
+    ("conv1d no bias", lambda L, a, w: L.nn.functional.conv1d(a, w), [_n(2, 3, 6), _n(4, 3, 2)]),
+    ("conv2d no bias", lambda L, a, w: L.nn.functional.conv2d(a, w, padding=1), [_n(2, 3, 5, 5), _n(4, 3, 3, 3)]),
+    ("conv_transpose2d no bias", lambda L, a, w: L.nn.functional.conv_transpose2d(a, w), [_n(2, 3, 4, 4), _n(3, 4, 3, 3)]),
+    ("clamp tensor min", lambda L, a, lo: a.clamp(min=lo), [_n(3, 4), _n(3, 4)]),
+    ("clamp tensor max", lambda L, a, hi: L.clamp(a, max=hi), [_n(3, 4), _n(3, 4)]),
+    ("embedding_bag", lambda L, w: L.nn.functional.embedding_bag(L.tensor([[0, 1], [2, 4]]), w), [_n(5, 3)]),
     ("outer", lambda L, a, b: L.outer(a, b), [_n(3), _n(4)]),
     ("ger", lambda L, a, b: L.ger(a, b), [_n(3), _n(4)]),
     ("inner vectors", lambda L, a, b: L.inner(a, b), [_n(4), _n(4)]),
