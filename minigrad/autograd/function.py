@@ -752,10 +752,12 @@ def keep_absent_edges(out, args, slots, drop=()):
     node = out.grad_fn
     if node is None or all(args[i] is not None for i in slots) and all(args[i] is None for i in drop):
         return out
-    pos = node._tensor_positions
-    edges = dict(zip(pos, node.next_functions))
-    every = sorted(set(pos).union(slots).difference(drop))
-    node.next_functions = tuple(edges.get(i, _NO_EDGE) for i in every)
+    edges = {i: e for i, e in zip(node._tensor_positions, node.next_functions) if i not in drop}
+    for i in slots:
+        if args[i] is None:
+            edges[i] = _NO_EDGE
+    every = sorted(edges)
+    node.next_functions = tuple([edges[i] for i in every])
     node._tensor_positions = tuple(every)
     return out
 

@@ -234,6 +234,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (int(normalized_shape),)
     normalized_shape = tuple(map(int, normalized_shape))
     _check_layer_norm(input, normalized_shape, weight, bias)
+    if weight is not None and bias is not None:  # (the usual: every edge there)
+        return LayerNorm.apply(input, normalized_shape, weight, bias, float(eps))
     args = (input, normalized_shape, weight, bias, float(eps))
     return keep_absent_edges(LayerNorm.apply(*args), args, (2, 3))
 
