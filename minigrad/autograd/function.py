@@ -759,16 +759,20 @@ class InplaceFunction(Function):
         self.inplace = inplace
 
 
-def keep_absent_edges(out, args, slots):
+def keep_absent_edges(out, args, slots, drop=()):
     """PyTorch's edges for an op's optional tensor arguments passed as None (group_norm's weight=None): a None
-    edge each, in argument order (apply gives tensors only). `slots`: those arguments' positions; the op's
-    backward returns one gradient per argument."""
+    edge each, in argument order (apply gives tensors only). `slots`: those arguments' positions; `drop`: those
+    of tensor arguments PyTorch gives no edge at all (batch_norm's running statistics); the op's backward
+    returns one gradient per argument."""
     node = out.grad_fn
-    if node is None or all(args[i] is not None for i in slots):
+    if node is None or all(args[i] is not None for i in slots) and all(args[i] is None for i in drop):
         return out
-    pos, edges = node._tensor_positions, iter(node.next_functions)
-    every = sorted(set(pos).union(slots))
-    node.next_functions = tuple(next(edges) if i in pos else _NO_EDGE for i in every)
+    edges = {i: e for i, e in zip(node._tensor_positions, node.next_functions) if i not in drop}
+    for i in slots:
+        if args[i] is None:
+            edges[i] = _NO_EDGE
+    every = sorted(edges)
+    node.next_functions = tuple([edges[i] for i in every])
     node._tensor_positions = tuple(every)
     return out
 

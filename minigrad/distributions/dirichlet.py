@@ -49,10 +49,11 @@ class Dirichlet(ExponentialFamily):
         # (a_i - 1) / (a_0 - K) where every a_i > 1; a vertex (the largest a_i's) where every a_i < 1
         am1 = (self.concentration - 1).clamp(min=0.0)
         mode = am1 / am1.sum(-1, keepdim=True)
-        vertex = (self.concentration < 1).all(-1, keepdim=True)
+        vertex = (self.concentration < 1).all(-1)
         k = self.concentration.shape[-1]
-        top = (mode.argmax(-1, keepdim=True) == minigrad.arange(k, device=mode.device)).to(mode.dtype)
-        return minigrad.where(vertex, top, mode)
+        # (written in place, as PyTorch's: its graph shows the index_put)
+        mode[vertex] = (mode[vertex].argmax(-1, keepdim=True) == minigrad.arange(k, device=mode.device)).to(mode.dtype)
+        return mode
 
     @property
     def variance(self):

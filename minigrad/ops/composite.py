@@ -82,7 +82,8 @@ def narrow(input, dim, start, length):
         start += n
     if not 0 <= start <= n or length < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return input[(slice(None),) * d + (slice(start, start + length),)]
+    index = (slice(None),) * d + (slice(start, start + length),)  # (a SliceBackward0 even when it takes all, as PyTorch)
+    return shape_ops._share_version(indexing_ops.Slice.apply(input, index, False), input)
 
 
 def select(input, dim, index):
@@ -302,7 +303,7 @@ def outer(input, vec2):
     for name, t in (("self", input), ("vec2", vec2)):
         if t.array.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.array.ndim}-D")
-    return shape_ops.unsqueeze(input, 1) * shape_ops.unsqueeze(vec2, 0)
+    return shape_ops.reshape(input, (-1, 1)) * vec2
 
 
 ger = outer
@@ -316,6 +317,8 @@ def inner(input, other):
     if a.array.shape[-1] != b.array.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(a.shape)} and {list(b.shape)}")
+    if a.array.ndim == 1 and b.array.ndim == 1:  # (PyTorch's node: a view of dot)
+        return shape_ops.view(matmul.dot(a, b), ())
     flat = matmul.matmul(shape_ops.reshape(a, -1, a.array.shape[-1]), shape_ops.transpose(shape_ops.reshape(b, -1, b.array.shape[-1]), 0, 1))
     return shape_ops.reshape(flat, tuple(a.array.shape[:-1]) + tuple(b.array.shape[:-1]))
 
@@ -582,6 +585,7 @@ def ldexp_of(ldexp_):
 
 
 # ---- reductions ---------------------------------------------------------------------------------------
+@composite_node("NansumBackward0")
 def nansum(input, dim=None, keepdim=False, dtype=None):
     dtype = dtype_argument(dtype, "nansum")
     if input.array.dtype.kind == "c":
@@ -729,7 +733,7 @@ def median(input, dim=None, keepdim=False):
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
     if dim is None:
         return _median_all(MedianAll, input)
-    return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "median", _median_with_nan)
+    return _median_dim(input, dim, keepdim)
 
 
 def nanmedian(input, dim=None, keepdim=False):
@@ -742,6 +746,16 @@ def nanmedian(input, dim=None, keepdim=False):
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
     if dim is None:
         return _median_all(NanmedianAll, input)
+    return _nanmedian_dim(input, dim, keepdim)
+
+
+@composite_node("MedianBackward1")
+def _median_dim(input, dim, keepdim):
+    return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "median", _median_with_nan)
+
+
+@composite_node("NanmedianBackward1")
+def _nanmedian_dim(input, dim, keepdim):
     return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "nanmedian", _nanmedian_position)
 
 
@@ -791,7 +805,7 @@ def atleast_1d(*tensors):
 def atleast_2d(*tensors):
     out = []
     for t in _flat(tensors):
-        out.append(t if t.array.ndim >= 2 else shape_ops.reshape(t, (1,) + tuple(t.array.shape) if t.array.ndim else (1, 1)))
+        out.append(t if t.array.ndim >= 2 else shape_ops.unsqueeze(t, 0) if t.array.ndim else shape_ops.reshape(t, (1, 1)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -802,7 +816,7 @@ def atleast_3d(*tensors):
         if nd == 0:
             t = shape_ops.reshape(t, 1, 1, 1)
         elif nd == 1:
-            t = shape_ops.reshape(t, 1, -1, 1)
+            t = shape_ops.unsqueeze(shape_ops.unsqueeze(t, 0), -1)
         elif nd == 2:
             t = shape_ops.unsqueeze(t, -1)
         out.append(t)

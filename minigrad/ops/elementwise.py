@@ -11,7 +11,7 @@ import numpy as np
 from .. import backends
 from ..autograd import function as _function
 from ..autograd import recording
-from ..autograd.function import FREED_MESSAGE, Function, keep_operand_shapes, keeps_operand_shapes
+from ..autograd.function import FREED_MESSAGE, Function, keep_absent_edges, keep_operand_shapes, keeps_operand_shapes
 from ..autograd.grad_mode import state
 from ..device import array_module, pick
 from ..tensor import Tensor
@@ -1518,6 +1518,8 @@ def _clamp(input, min, max, nodes):
         out = nodes[1].apply(*(None if b is None else cast(b, dt) for b in (input, min, max)))
         if out.grad_fn is not None:
             ClampTensor.keep_state(out.grad_fn, (input, min, max), out)
+            if nodes[1] is ClampTensor:  # (clamp's node: an edge for each bound, None for one not given)
+                keep_absent_edges(out, (input, min, max), (1, 2))
         return out  # an integer tensor clamped to float bounds becomes float, as PyTorch
     if dt.kind in "iu":
         min, max = integer_bound(min, dt), integer_bound(max, dt)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..autograd.composite import composite_node
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name, float16, float32, float64
 from . import reduction
@@ -779,15 +780,15 @@ def lstsq(A, B, rcond=None, *, driver=None):
     else:
         X = pinverse(A) @ Bm  # the pseudo-inverse solution (recorded, so X has a gradient)
     empty = xp.zeros((0,), dtype=sv.dtype)  # (residuals and singular values are real, as |.|)
-    residuals = empty
+    # (none, yet an output of the node as PyTorch's empty residuals are: differentiable, no gradient to A or B)
+    residuals = Tensor._wrap(empty.copy()).requires_grad_(state.grad_enabled and (A._requires_grad or B._requires_grad))
     if driver != "gelsy" and m > n and bool((rank == n).all()):
         residuals = ((A @ X - Bm).abs() ** 2).sum(-2)
         if vector:
             residuals = residuals.squeeze(-1)
     singular_values = Tensor._wrap(sv) if driver in ("gelsd", "gelss") else Tensor._wrap(empty)
     rank_t = Tensor._wrap(xp.zeros((0,), dtype=np.int64)) if driver == "gels" else Tensor._wrap(xp.asarray(rank).reshape(batch))
-    return lstsq_result(X.squeeze(-1) if vector else X, residuals if isinstance(residuals, Tensor) else
-                        Tensor._wrap(residuals), rank_t, singular_values)
+    return lstsq_result(X.squeeze(-1) if vector else X, residuals, rank_t, singular_values)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
@@ -1213,11 +1214,8 @@ def multi_dot(tensors):
             return mats[i] if i == j else product(i, split[i][j]) @ product(split[i][j] + 1, j)
 
         out = product(0, n - 1)
-    if first == 1:
-        out = out.squeeze(0)
-    if last == 1:
-        out = out.squeeze(-1)
-    return out
+    rows, cols = out.array.shape
+    return out.view((rows,) * (first == 2) + (cols,) * (last == 2))  # (PyTorch's node: a view of the mm, even 2-D)
 
 
 def chain_matmul(*matrices, out=None):
@@ -1261,8 +1259,8 @@ def cond(input, p=None):
     if p is None or (not isinstance(p, str) and p in (2, -2)):
         _matrix("svd", A)
         s = svdvals(A)
-        big, small = s[..., 0], s[..., -1]
-        return small / big if p == -2 else big / small
+        big, small = s.narrow(-1, 0, 1), s.narrow(-1, -1, 1)
+        return (small / big if p == -2 else big / small).squeeze(-1)  # (PyTorch's nodes: a squeeze of the ratio)
     m, n = A.array.shape[-2:]
     if m != n:
         raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but they are {m} by {n} "
@@ -1286,14 +1284,14 @@ def cond(input, p=None):
                 xp.linalg.inv(a)
             except np.linalg.LinAlgError:
                 singular[b] = True
-    norm = matrix_norm
-    if not singular.any():
-        return norm(A, p) * norm(inverse(A), p)
     from .elementwise import where
 
+    norm = matrix_norm
+    if not singular.any():  # (the nan_to_num changes nothing here: PyTorch's node, over its product)
+        return (norm(A, p) * norm(inverse(A), p)).nan_to_num(posinf=float("inf"))
     singular = Tensor._wrap(singular.reshape(batch))
     safe = where(singular.unsqueeze(-1).unsqueeze(-1), _eye_like(A, n), A)  # (the singular ones: inf, below)
-    return where(singular, float("inf"), norm(A, p) * norm(inverse(safe), p))
+    return where(singular, float("inf"), norm(A, p) * norm(inverse(safe), p)).nan_to_num(posinf=float("inf"))
 
 
 def _prod(shape):
@@ -1496,7 +1494,6 @@ def householder_product(input, tau):
 
 def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False):
     """linalg.matrix_norm: the Frobenius, nuclear, 2, 1 and inf norms of the matrices over dims `dim`."""
-    from .elementwise import abs as _abs
     from .reduction import amax, amin, norm
 
     _matrix("matrix_norm", x)
@@ -1513,16 +1510,14 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False):
             for d in sorted((r % x.array.ndim, c % x.array.ndim)):
                 out = out.unsqueeze(d)
         return out
-    if ord in (1, -1):
-        s = _abs(x).sum(dim=r, keepdim=True)
-        out = (amax if ord == 1 else amin)(s, c % x.array.ndim, keepdim=True)
-    elif ord in (float("inf"), float("-inf")):
-        s = _abs(x).sum(dim=c, keepdim=True)
-        out = (amax if ord > 0 else amin)(s, r % x.array.ndim, keepdim=True)
-    else:
+    if ord not in (1, -1, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    return out if keepdim else out.squeeze(builtins.max(r % x.array.ndim, c % x.array.ndim)).squeeze(
-        builtins.min(r % x.array.ndim, c % x.array.ndim))
+    # the largest (smallest) 1-norm of the columns for ord 1, of the rows for inf: PyTorch's two nodes
+    nd = x.array.ndim
+    summed, kept = (r % nd, c % nd) if ord in (1, -1) else (c % nd, r % nd)
+    if not keepdim and summed < kept:
+        kept -= 1
+    return (amax if ord > 0 else amin)(norm(x, 1, summed, keepdim), kept, keepdim)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from .. import backends
+from ..autograd.composite import composite_node
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
@@ -158,15 +159,20 @@ def sum(input, dim=None, keepdim=False, dtype=None):
     if dtype is None and input.array.dtype.kind in "biu":  # (no gradient: summed as int64, with no copy first)
         dims = normalize_dims(dim, input.array.ndim)
         return array_op(lambda a: array_module(a).asarray(a.sum(axis=dims, keepdims=keepdim, dtype=np.int64)), input)
+    name = "SumBackward0" if dim is None and not keepdim else "SumBackward1"  # (keepdim: PyTorch's dim overload)
+    if dtype is not None and dtype != input.dtype and input._requires_grad and dtype.is_floating_point:
+        return _CAST_THEN[name](input, dim, keepdim, dtype)
     if dtype is not None:  # (a bool or int input without one took the branch above)
         input = input.to(dtype)
     dims = normalize_dims(dim, input.array.ndim)
-    return (SumAll if dim is None and not keepdim else Sum).apply(input, dims, keepdim)  # (keepdim: PyTorch's dim overload)
+    return (SumAll if name == "SumBackward0" else Sum).apply(input, dims, keepdim)
 
 
 def mean(input, dim=None, keepdim=False, dtype=None):
     """Mean over `dim` (floating tensors only, as in PyTorch)."""
     dtype = dtype_argument(dtype, "mean", None if dim is not None else ())
+    if dtype is not None and dtype != input.dtype and input._requires_grad and dtype.is_floating_point:
+        return _CAST_THEN["MeanBackward0" if dim is None and not keepdim else "MeanBackward1"](input, dim, keepdim, dtype)
     if dtype is not None:
         input = input.to(dtype)
     if input.array.dtype.kind not in "fc":
@@ -176,6 +182,15 @@ def mean(input, dim=None, keepdim=False, dtype=None):
         )
     dims = normalize_dims(dim, input.array.ndim)
     return (MeanAll if dim is None and not keepdim else Mean).apply(input, dims, keepdim)
+
+
+def _cast_then_reduce(reduce):
+    """reduce(input.to(dtype)): PyTorch casts inside sum(dtype=) and mean(dtype=), one node, not two."""
+    return lambda input, dim, keepdim, dtype: reduce(input.to(dtype), dim, keepdim)
+
+
+_CAST_THEN = {name: composite_node(name)(_cast_then_reduce(sum if name.startswith("Sum") else mean))
+              for name in ("SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1")}
 
 
 def _complex_moment(a, dims, correction, keepdim, root):

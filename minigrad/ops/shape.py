@@ -235,6 +235,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     s, e = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:  # (nothing merged: input itself, as PyTorch)
+        return input
     shape = input.array.shape
     n = 1
     for d in shape[s:e + 1]:

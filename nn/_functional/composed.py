@@ -138,9 +138,15 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         return rrelu_(input, lower, upper, training)
     check_tensor(input, "input", "rrelu")
     if not training:
-        return activation.leaky_relu(input, (lower + upper) / 2)
-    slopes = _mg().empty_like(input).uniform_(lower, upper)
-    return _mg().where(input >= 0, input, input * slopes)
+        return _rrelu(input, (lower + upper) / 2)
+    return _rrelu(input, _mg().empty_like(input).uniform_(lower, upper).array)
+
+
+@composite_node("RreluWithNoiseBackward0", "zero")
+def _rrelu(input, slope):
+    """x for x > 0, slope x otherwise (0's gradient the slope's, as PyTorch's): `slope` a number, or an array of
+    drawn ones (PyTorch's noise: no edge)."""
+    return _mg().where(input > 0, input, input * (slope if isinstance(slope, float) else Tensor._wrap(slope)))
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):

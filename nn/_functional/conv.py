@@ -18,6 +18,7 @@ import itertools
 
 
 from minigrad import backends
+from minigrad.autograd.function import keep_absent_edges
 from minigrad.dtypes import cpp_name, from_numpy_dtype, promote_types
 
 from ._common import Function, check_tensor, wrap, xp_of
@@ -484,7 +485,7 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, n, name):
             out = tuple(out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in
                         zip(x.shape[2:], kernel, stride, dilation, pads))
             return EmptyConvolution.apply(x, w, b, tuple(x.shape[:2]) + out)
-        return Convolution.apply(x, w, b, stride, pads, dilation, groups)
+        return keep_absent_edges(Convolution.apply(x, w, b, stride, pads, dilation, groups), (x, w, b), (2,))
 
     y = complex_conv(conv, x, weight, bias) if x.dtype.is_complex else conv(x, weight, bias)
     return y if batched else y.squeeze(0)
@@ -554,7 +555,7 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     pads = tuple((lo, max(lo - o, 0)) for (lo, _), o in zip(pads, op))
 
     def conv(x, w, b):
-        return ConvolutionTranspose.apply(x, w, b, stride, pads, dilation, groups, out)
+        return keep_absent_edges(ConvolutionTranspose.apply(x, w, b, stride, pads, dilation, groups, out), (x, w, b), (2,))
 
     y = complex_conv(conv, x, weight, bias) if x.dtype.is_complex else conv(x, weight, bias)
     return y if batched else y.squeeze(0)

@@ -13,6 +13,7 @@ import numpy as np
 
 import minigrad
 from minigrad.autograd import recording
+from minigrad.autograd.function import keep_absent_edges
 from minigrad.ops.array_op import array_op
 
 from ._common import Function, check_tensor, once_differentiable, second_order, wrap, xp_of
@@ -155,8 +156,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     elif mode == "max":  # (B, L) positions into the rows, L the longest bag: a shape taken from the data
         recording.escape("embedding_bag(mode='max'), whose layout's shape depends on the data,")
         bag_of = minigrad.tensor(_max_layout(_host(bag_of), B), device=weight.device)
-    return EmbeddingBag.apply(input.reshape(-1), weight, bag_of, per_sample_weights, B, mode, padding_idx,
-                              scale_grad_by_freq, sparse)
+    args = (input.reshape(-1), weight, bag_of, per_sample_weights, B, mode, padding_idx, scale_grad_by_freq, sparse)
+    return keep_absent_edges(EmbeddingBag.apply(*args), args, (3,))
 
 
 def _grid_layout(B, L, bag_of):

@@ -6,6 +6,7 @@ import numpy as np
 
 from minigrad import backends
 from minigrad.autograd import recording
+from minigrad.autograd.composite import composite_node
 from minigrad.ops._util import add_reduce, broadcast_shapes, in_float32, output_shape_error
 from minigrad.ops.matmul import matmul_arrays
 
@@ -261,18 +262,24 @@ class Embedding(Function):
 
     @staticmethod
     def double_backward(ctx, g):  # create_graph through an incoming gradient that requires grad: gW recorded
-        ids = ctx._saved_indices.reshape(-1)
-        g2 = g.reshape(ids.shape[0], g.shape[-1])
-        if ctx.padding_idx is not None:
-            g2 = g2 * (ids != ctx.padding_idx).unsqueeze(1).to(g2.dtype)
-        # (scale_grad_by_freq left out: PyTorch's double backward of the scaled gradient is the plain lookup)
-        return (g2.new_zeros((ctx.num_weights, g2.shape[1])).index_add(0, ids, g2),)
+        return (_embedding_dense_backward(g, ctx._saved_indices.array, ctx.num_weights, ctx.padding_idx),)
 
     @staticmethod
     def array_step(needs, idx, weight, padding_idx, scale_grad_by_freq=False):
         n = weight.array.shape[0]
         return ((lambda ids, w: (_embedding_forward(ids, w), ids)),
                 (lambda ids, g: (None, _embedding_backward(ids, g, n, padding_idx, scale_grad_by_freq))))
+
+
+@composite_node("EmbeddingDenseBackwardBackward0")
+def _embedding_dense_backward(g, ids, num_weights, padding_idx):
+    """gW = g's rows summed into the rows the ids name (`ids` an array: PyTorch's node has g's edge alone)."""
+    ids = wrap(ids.reshape(-1))
+    g2 = g.reshape(ids.shape[0], g.shape[-1])
+    if padding_idx is not None:
+        g2 = g2 * (ids != padding_idx).unsqueeze(1).to(g2.dtype)
+    # (scale_grad_by_freq left out: PyTorch's double backward of the scaled gradient is the plain lookup)
+    return g2.new_zeros((num_weights, g2.shape[1])).index_add(0, ids, g2)
 
 
 class SparseEmbedding(Embedding):

@@ -234,7 +234,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (int(normalized_shape),)
     normalized_shape = tuple(map(int, normalized_shape))
     _check_layer_norm(input, normalized_shape, weight, bias)
-    return LayerNorm.apply(input, normalized_shape, weight, bias, float(eps))
+    if weight is not None and bias is not None:  # (the usual: every edge there)
+        return LayerNorm.apply(input, normalized_shape, weight, bias, float(eps))
+    args = (input, normalized_shape, weight, bias, float(eps))
+    return keep_absent_edges(LayerNorm.apply(*args), args, (2, 3))
 
 
 def _check_layer_norm(input, normalized_shape, weight, bias):
@@ -481,7 +484,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"batch_norm" not implemented for {input.dtype}: pass a floating point tensor')
-    return BatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
+    args = (input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
+    return keep_absent_edges(BatchNorm.apply(*args), args, (1, 2), drop=(3, 4))
 
 
 def _empty_affine(input, weight, bias):
