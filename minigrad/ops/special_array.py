@@ -598,7 +598,7 @@ def gammainc(a, x, upper=False):
         uniform = xp.nonzero(with_a_huge)[0]
         series = xp.nonzero(regular & ~small & ~with_a_huge & (x < a + 1.0))[0]
         fraction = xp.nonzero(regular & ~small & ~with_a_huge & ~(x < a + 1.0))[0]
-        q_uniform = _gammaincc_uniform(xp, a[uniform], x[uniform])
+        q_uniform = _gammaincc_uniform(xp, a[uniform], x[uniform]) if uniform.size else (None, None)
         q_series = _gammaincc_small_a(xp, a[q_direct], x[q_direct])
         # the series for P
         aa, xx = a[series], x[series]
@@ -637,10 +637,12 @@ def gammainc(a, x, upper=False):
         q_fraction = h * xp.exp(_log_prefactor(xp, aa, xx))
         if upper:
             p[series], p[fraction], p[q_direct] = 1.0 - p_series, q_fraction, q_series
-            p[uniform] = q_uniform[0]
+            if uniform.size:
+                p[uniform] = q_uniform[0]
         else:
             p[series], p[fraction], p[q_direct] = p_series, 1.0 - q_fraction, 1.0 - q_series
-            p[uniform] = q_uniform[1]
+            if uniform.size:
+                p[uniform] = q_uniform[1]
         one, zero = (0.0, 1.0) if upper else (1.0, 0.0)  # the values of P = 1 and P = 0
         # the edges in PyTorch's order, the first that holds: a nan operand meets them too (P(nan, 0) = 0)
         p = xp.select([(a < 0) | (x < 0), a == 0, x == 0, a == np.inf, x == np.inf],
@@ -668,16 +670,17 @@ def _log_prefactor(xp, a, x):
     it is a (log(1 + t) - t) + log(a / (2 pi)) / 2 - R(a), t = (x - a) / a: no large terms cancel, where
     a log x - lgamma(a) loses a's size times float64's rounding."""
     with np.errstate(all="ignore"):
-        naive = a * xp.log(x) - x - lgamma(a).astype(np.float64)
+        out = a * xp.log(x) - x - lgamma(a).astype(np.float64)
         t = (x - a) / a
-        near = (a >= 20.0) & (xp.abs(t) <= 0.4)
-        b = xp.where(near, a, 20.0)
+        near = xp.nonzero((a >= 20.0) & (xp.abs(t) <= 0.4))[0]
+        if not near.size:
+            return out
+        b, t = a[near], t[near]
         r = xp.zeros_like(b)  # R(a) = sum_k B_2k / (2k (2k - 1) a^(2k - 1)); at a >= 20 the 7th is below 1e-19
         for c in (-691 / 360360, 1 / 1188, -1 / 1680, 1 / 1260, -1 / 360, 1 / 12):
             r = r / (b * b) + c
-        r = r / b
-        accurate = b * _log1pmx(xp, xp.where(near, t, 0.0)) + 0.5 * xp.log(b / (2 * math.pi)) - r
-    return xp.where(near, accurate, naive)
+        out[near] = b * _log1pmx(xp, t) + 0.5 * xp.log(b / (2 * math.pi)) - r / b
+    return out
 
 
 def _gammaincc_uniform(xp, a, x):

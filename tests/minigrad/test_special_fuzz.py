@@ -302,6 +302,8 @@ def check_rounded_float64(name, args):
     own and PyTorch's (where that is not a known float64 difference). Not the gradients: PyTorch's are single
     precision too."""
     (g_vals, _), (w_vals, _) = run(mg, name, args, {}), run(torch, name, args, {})
+    if isinstance(w_vals, tuple) or isinstance(g_vals, tuple):  # (integer inputs: both refuse alike)
+        return compare(name, args, {})
     assert [v[:2] for v in g_vals] == [v[:2] for v in w_vals], f"shape/dtype {g_vals} vs torch {w_vals}"
     wide = [v.astype(np.float64) for v in args]
     got = g_vals[0][2]
