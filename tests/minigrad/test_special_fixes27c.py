@@ -91,3 +91,12 @@ def test_incomplete_gamma_huge_a_against_mpmath():
         want_q = mpmath.gammainc(a[k], x[k], mpmath.inf, regularized=True)
         for got, want in ((q[k], want_q), (p[k], 1 - want_q)):
             assert abs(got - float(want)) <= max(1e-13 * float(want), 1e-323), (a[k], x[k], got, want)
+
+
+@pytest.mark.parametrize("args", [
+    # a float32 0-d weight promoted by float64 input and end: PyTorch's 1 - weight is a float32 difference (seed 11)
+    [np.array(0.0), np.array(0.0), np.array(0.06198565, dtype=f32)],
+    [np.array([0.5, -2.0, 3.0]), np.array([1.0, 4.0, 0.25]), np.array(0.3, dtype=f32)],
+])
+def test_lerp_float32_weight_gradient(args):
+    check("lerp_tensor", args, {})
