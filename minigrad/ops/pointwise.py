@@ -510,12 +510,15 @@ class LerpTensor(Function):
         if ctx.needs_input_grad[2]:
             # PyTorch takes b - a in the dtype a and b had before a 0-d weight promoted them (float32's rounding)
             d = b - a if ctx.end_dtype is None else cast(b, ctx.end_dtype) - cast(a, ctx.end_dtype)
-        return (sum_to(g * (1.0 - w), a_shape) if ctx.needs_input_grad[0] else None,
+        # (PyTorch takes 1 - w in the dtype a 0-d weight had before promotion: float32's rounding)
+        rest = 1.0 - (w if ctx.weight_dtype is None else cast(w, ctx.weight_dtype))
+        return (sum_to(g * rest, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g * w, b_shape) if ctx.needs_input_grad[1] else None,
                 sum_to(g * d, w_shape) if ctx.needs_input_grad[2] else None)
 
 
 LerpTensor._backward_cls.end_dtype = None  # (a lerp whose 0-d weight promoted float input and end keeps theirs)
+LerpTensor._backward_cls.weight_dtype = None  # (and one whose float input promoted a 0-d float weight keeps its)
 
 
 _LERP_OVERLOADS = ("Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
@@ -545,7 +548,7 @@ def lerp(input, end, weight):
         from ..tensor import invalid_arguments
 
         raise TypeError(invalid_arguments("lerp", (input, end, weight), _LERP_OVERLOADS))
-    end_dtype = None
+    end_dtype = weight_dtype = None
     if end.array.dtype != input.array.dtype:  # (PyTorch checks the dtypes before it looks for a kernel)
         raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `end` but got dtype {_dtypes.cpp_name(end.array.dtype)}")
     if isinstance(weight, complex) and input.array.dtype.kind != "c":  # (a number PyTorch converts to input's dtype)
@@ -559,6 +562,8 @@ def lerp(input, end, weight):
         dt = _dtypes.result_type(input, end, weight)
         if dt != input.array.dtype and input.array.dtype.kind == "f":
             end_dtype = input.array.dtype
+        if weight.array.dtype.kind == "f" and np.dtype(dt).itemsize > weight.array.dtype.itemsize:
+            weight_dtype = weight.array.dtype
         input, end, weight = cast(input, dt), cast(end, dt), cast(weight, dt)
     broadcast_shapes(input.array.shape, end.array.shape)  # (after the dtypes, as PyTorch)
     if input.array.dtype.kind not in "fc":
@@ -573,6 +578,8 @@ def lerp(input, end, weight):
         LerpTensor.keep_state(out.grad_fn, (input, end, weight), out)
         if end_dtype is not None:
             out.grad_fn.end_dtype = end_dtype
+        if weight_dtype is not None:
+            out.grad_fn.weight_dtype = weight_dtype
     return out
 
 

@@ -594,8 +594,11 @@ def gammainc(a, x, upper=False):
         regular = (a > 0) & (x > 0) & xp.isfinite(a) & xp.isfinite(x)
         small = regular & (x <= 1.1) & (a <= xp.where(x <= 0.5, -0.4 / xp.log(xp.minimum(x, 0.5)), 1.1 * x))
         q_direct = xp.nonzero(small)[0]
-        series = xp.nonzero(regular & ~small & (x < a + 1.0))[0]
-        fraction = xp.nonzero(regular & ~small & ~(x < a + 1.0))[0]
+        with_a_huge = regular & (a >= _UNIFORM_MIN_A) & (xp.abs(x - a) < _UNIFORM_MAX_T * a)
+        uniform = xp.nonzero(with_a_huge)[0]
+        series = xp.nonzero(regular & ~small & ~with_a_huge & (x < a + 1.0))[0]
+        fraction = xp.nonzero(regular & ~small & ~with_a_huge & ~(x < a + 1.0))[0]
+        q_uniform = _gammaincc_uniform(xp, a[uniform], x[uniform]) if uniform.size else (None, None)
         q_series = _gammaincc_small_a(xp, a[q_direct], x[q_direct])
         # the series for P
         aa, xx = a[series], x[series]
@@ -608,7 +611,7 @@ def gammainc(a, x, upper=False):
             term[live] *= xx[live] / (aa[live] + k)
             total[live] += term[live]
             live = live[xp.abs(term[live]) > eps * xp.abs(total[live])]
-        p_series = total * xp.exp(aa * xp.log(xx) - xx - lgamma(aa).astype(np.float64))
+        p_series = total * xp.exp(_log_prefactor(xp, aa, xx))
         # the continued fraction for Q
         aa, xx = a[fraction], x[fraction]
         tiny = 1e-300
@@ -631,16 +634,68 @@ def gammainc(a, x, upper=False):
             d[live], c[live] = dl, cl
             h[live] *= delta
             live = live[xp.abs(delta - 1.0) > eps]
-        q_fraction = h * xp.exp(aa * xp.log(xx) - xx - lgamma(aa).astype(np.float64))
+        q_fraction = h * xp.exp(_log_prefactor(xp, aa, xx))
         if upper:
             p[series], p[fraction], p[q_direct] = 1.0 - p_series, q_fraction, q_series
+            if uniform.size:
+                p[uniform] = q_uniform[0]
         else:
             p[series], p[fraction], p[q_direct] = p_series, 1.0 - q_fraction, 1.0 - q_series
+            if uniform.size:
+                p[uniform] = q_uniform[1]
         one, zero = (0.0, 1.0) if upper else (1.0, 0.0)  # the values of P = 1 and P = 0
         # the edges in PyTorch's order, the first that holds: a nan operand meets them too (P(nan, 0) = 0)
         p = xp.select([(a < 0) | (x < 0), a == 0, x == 0, a == np.inf, x == np.inf],
                       [np.nan, xp.where(x > 0, one, np.nan), zero, xp.where(x == np.inf, np.nan, zero), one], p)
     return p.reshape(shape)
+
+
+_UNIFORM_MIN_A, _UNIFORM_MAX_T = 1e7, 1e-3  # (a huge, x within 0.1% of it: the series would need ~sqrt(a) terms)
+
+
+def _log1pmx(xp, t):
+    """log(1 + t) - t for |t| <= 0.4 without cancellation: with s = t / (2 + t), log(1 + t) = 2 atanh(s) and
+    t = 2s / (1 - s), so it is -2s^2 / (1 - s) + 2s^3 (1/3 + s^2/5 + s^4/7 + ...); |s| <= 1/4 here."""
+    s = t / (2.0 + t)
+    s2 = s * s
+    poly = xp.zeros_like(s)
+    for k in range(14, 0, -1):  # (1/4)^28 / 29: the rest is below float64's rounding
+        poly = poly * s2 + 1.0 / (2 * k + 1)
+    return 2.0 * s * s2 * poly - 2.0 * s2 / (1.0 - s)
+
+
+def _log_prefactor(xp, a, x):
+    """log(x^a e^-x / Gamma(a)). For a >= 20 and x within 0.4 a (where it is not far below -745, and where
+    PyTorch's kernel takes this care too) with Stirling's lgamma(a) = (a - 1/2) log a - a + log(2 pi) / 2 + R(a)
+    it is a (log(1 + t) - t) + log(a / (2 pi)) / 2 - R(a), t = (x - a) / a: no large terms cancel, where
+    a log x - lgamma(a) loses a's size times float64's rounding."""
+    with np.errstate(all="ignore"):
+        out = a * xp.log(x) - x - lgamma(a).astype(np.float64)
+        t = (x - a) / a
+        near = xp.nonzero((a >= 20.0) & (xp.abs(t) <= 0.4))[0]
+        if not near.size:
+            return out
+        b, t = a[near], t[near]
+        r = xp.zeros_like(b)  # R(a) = sum_k B_2k / (2k (2k - 1) a^(2k - 1)); at a >= 20 the 7th is below 1e-19
+        for c in (-691 / 360360, 1 / 1188, -1 / 1680, 1 / 1260, -1 / 360, 1 / 12):
+            r = r / (b * b) + c
+        out[near] = b * _log1pmx(xp, t) + 0.5 * xp.log(b / (2 * math.pi)) - r / b
+    return out
+
+
+def _gammaincc_uniform(xp, a, x):
+    """(Q, P) for huge a and x near it: Temme's uniform expansion (DLMF 8.12.3-4), Q = erfc(eta sqrt(a/2)) / 2 +
+    R, P = erfc(-eta sqrt(a/2)) / 2 - R, with eta^2 / 2 = x/a - 1 - log(x/a) (eta's sign that of x - a) and
+    R = e^(-a eta^2 / 2) / sqrt(2 pi a) (C0(eta) + C1(eta) / a + ...); for a >= 1e7 and |eta| < 1e-3 the
+    Taylor series C0 = -1/3 + eta/12 - 2 eta^2/135 + eta^3/864 + eta^4/2835, C1 = -1/540 - eta/288 + eta^2/378
+    leave less than float64's rounding."""
+    half_eta2 = -_log1pmx(xp, (x - a) / a)
+    eta = xp.sign(x - a) * xp.sqrt(2.0 * half_eta2)
+    c0 = -1 / 3 + eta * (1 / 12 + eta * (-2 / 135 + eta * (1 / 864 + eta / 2835)))
+    c1 = -1 / 540 + eta * (-1 / 288 + eta / 378)
+    r = xp.exp(-a * half_eta2) / xp.sqrt(2 * math.pi * a) * (c0 + c1 / a)
+    z = eta * xp.sqrt(a / 2.0)
+    return 0.5 * erfc(z) + r, 0.5 * erfc(-z) - r
 
 
 def _gammaincc_small_a(xp, a, x):
