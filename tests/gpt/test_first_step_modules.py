@@ -1,37 +1,11 @@
-"""What train.py loads before its first iteration beyond what the step needs: not the process
-group's code (minigrad.distributed) nor argparse (gpt.plot's command line), and the backend
-errors of a launched run are still told in one line."""
-import os
-import subprocess
+"""train.py's first iteration waits for neither the process group's code nor argparse (what a run loads
+then: tests/gpt/test_no_checkpoint_code_at_start.py), and the backend errors of a launched run are
+still told in one line, gpt.plot's command line still parses."""
 import sys
 
 import pytest
 
 from gpt import distributed, trainer
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-# a tiny run in a fresh interpreter: at its "iter 1" line, prints which of these modules are loaded
-RUN = """
-import io, sys
-from gpt.trainer import main
-
-WATCHED = ("minigrad.distributed", "argparse")
-seen = []
-
-
-class Watch(io.TextIOBase):
-    def write(self, s):
-        if s.startswith("iter 1/") and not seen:
-            seen.append([m for m in WATCHED if m in sys.modules])
-        return sys.__stdout__.write(s)
-
-
-sys.stdout = Watch()
-code = main(sys.argv[1:])
-sys.stdout = sys.__stdout__
-print("LOADED", seen, code)
-"""
 
 
 def _flags(tmp_path):
@@ -40,13 +14,6 @@ def _flags(tmp_path):
     return [f"--out_dir={tmp_path / 'out'}", "--dataset=tiny", f"--input={corpus}", f"--data_dir={tmp_path / 'data'}",
             "--n_layer=1", "--n_head=2", "--n_embd=16", "--block_size=8", "--batch_size=2", "--max_iters=1",
             "--eval_interval=1000", "--eval_iters=1", "--log_interval=1", "--progress=False"]
-
-
-def test_a_plain_run_loads_neither_the_process_group_nor_argparse_before_its_first_iteration(tmp_path):
-    out = subprocess.run([sys.executable, "-c", RUN, *_flags(tmp_path)], capture_output=True, text=True, timeout=300,
-                         cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "LOADED [[]] 0" in out.stdout, out.stdout[-2000:]
 
 
 def test_backend_errors_are_none_until_the_process_group_code_is_loaded(monkeypatch):

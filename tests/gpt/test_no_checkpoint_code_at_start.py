@@ -1,5 +1,6 @@
 """What a run loads before its first iteration: the checkpoint code (zipfile and pickle's reader,
-safetensors' writer) waits for the first save; the log, plot and data writers share its atomic writes."""
+safetensors' writer) waits for the first save, the process group's code (minigrad.distributed) for a launched
+run, argparse for gpt.plot's command line; the log, plot and data writers share its atomic writes."""
 import os
 import subprocess
 import sys
@@ -8,19 +9,19 @@ from gpt import checkpoint, data, plot, pretrained
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# a tiny run in a fresh interpreter: at its "iter 1" line, prints which checkpoint modules are loaded
+# a tiny run in a fresh interpreter: at its "iter 1" line, prints which of the modules it need not load are loaded
 RUN = """
 import io, sys
 from gpt.trainer import main
 
-CHECKPOINT_CODE = ("minigrad.serialization", "nn.serialization", "safetensors.numpy")
+NOT_YET = ("minigrad.serialization", "nn.serialization", "safetensors.numpy", "minigrad.distributed", "argparse")
 seen = []
 
 
 class Watch(io.TextIOBase):
     def write(self, s):
         if s.startswith("iter 1/") and not seen:
-            seen.append([m for m in CHECKPOINT_CODE if m in sys.modules])
+            seen.append([m for m in NOT_YET if m in sys.modules])
         return sys.__stdout__.write(s)
 
 
@@ -31,7 +32,7 @@ print("LOADED", seen, code)
 """
 
 
-def test_a_run_loads_no_checkpoint_code_before_its_first_iteration(tmp_path):
+def test_a_run_loads_no_checkpoint_process_group_or_parser_code_before_its_first_iteration(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the quick brown fox jumps over the lazy dog. " * 40)
     flags = [f"--out_dir={tmp_path / 'out'}", "--dataset=tiny", f"--input={corpus}", f"--data_dir={tmp_path / 'data'}",
