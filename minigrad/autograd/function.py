@@ -765,8 +765,18 @@ def keep_absent_edges(out, args, slots, drop=()):
     of tensor arguments PyTorch gives no edge at all (batch_norm's running statistics); the op's backward
     returns one gradient per argument."""
     node = out.grad_fn
-    if node is None or all(args[i] is not None for i in slots) and all(args[i] is None for i in drop):
+    if node is None:
         return out
+    for i in slots:
+        if args[i] is None:
+            break
+    else:  # every optional tensor given (the usual): only the dropped edges go, and they come last
+        pos = node._tensor_positions
+        n = len(pos) - len(drop)
+        if pos[n:] == drop:
+            if drop:
+                node.next_functions, node._tensor_positions = node.next_functions[:n], pos[:n]
+            return out
     edges = {i: e for i, e in zip(node._tensor_positions, node.next_functions) if i not in drop}
     for i in slots:
         if args[i] is None:

@@ -485,12 +485,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"batch_norm" not implemented for {input.dtype}: pass a floating point tensor')
     args = (input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
-    out = BatchNorm.apply(*args)
-    node = out.grad_fn
-    if node is not None and len(node.next_functions) == 5:  # (the usual: input, weight, bias, then the statistics)
-        node.next_functions, node._tensor_positions = node.next_functions[:3], node._tensor_positions[:3]
-        return out
-    return keep_absent_edges(out, args, (1, 2), drop=(3, 4))  # PyTorch's: no edge for the running statistics
+    return keep_absent_edges(BatchNorm.apply(*args), args, (1, 2), drop=(3, 4))  # (no edge for the statistics)
 
 
 def _empty_affine(input, weight, bias):
