@@ -4,13 +4,12 @@ The backward of a transform is the adjoint transform: fft's is ifft with the dua
 "forward" trade places, "ortho" is its own), resized back to the input's length. rfft's takes the real part
 of that (its input is real); irfft's doubles the bins that stand for a conjugate pair.
 """
-import warnings
 
 import numpy as np
 
 from .autograd.function import Function
 from .dtypes import default_float, from_numpy_dtype
-from .ops._util import normalize_dim
+from .ops._util import normalize_dim, warn_once
 from .ops.complex import _scalar_type, complex_of, conj, real_of, view_as_real
 from .ops.out import take_out
 from .ops.scatter import _pad_to
@@ -290,16 +289,8 @@ def _window(window, win_length, n_fft, like):
     return window
 
 
-_said = set()  # the warnings PyTorch gives once a process (TORCH_WARN_ONCE), given already
-
-
 def _warn_once(text):
-    """PyTorch's TORCH_WARN_ONCE: the first time only, unless set_warn_always(True)."""
-    from . import is_warn_always_enabled  # (the package imports this module)
-
-    if text not in _said or is_warn_always_enabled():
-        _said.add(text)
-        warnings.warn(text, UserWarning, stacklevel=3)
+    warn_once(text, text, 3)
 
 
 def _type_text(t):

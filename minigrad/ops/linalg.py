@@ -3,7 +3,6 @@
 multi_dot, cond, tensorsolve/tensorinv, the randomized svd_lowrank/pca_lowrank, and matrix_norm (their PyTorch
 names are minigrad/linalg.py's). Batched over leading dims; backward written in tensor ops, so second derivatives work."""
 import builtins
-import warnings
 
 import numpy as np
 
@@ -13,23 +12,18 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name, float16, float32, float64
 from . import reduction
-from ._util import return_type
+from ._util import return_type, warn_once
 from .array_op import array_op
 from ..tensor import Tensor, int_argument
 
 slogdet_result = return_type("slogdet", ("sign", "logabsdet"))
 linalg_slogdet_result = return_type("linalg_slogdet", ("sign", "logabsdet"))
 
-_deprecations_said = set()
-
-
 def _deprecated(name, text):
     """PyTorch's deprecation warning of `name`, once a process (as its C++ side says it)."""
-    if name not in _deprecations_said:
-        _deprecations_said.add(name)
-        from ..compiler import _user_stacklevel  # (the script's line, below the `out=` wrapper's frame)
+    from ..compiler import _user_stacklevel  # (the script's line, below the `out=` wrapper's frame)
 
-        warnings.warn(text, UserWarning, stacklevel=_user_stacklevel())
+    warn_once(name, text, _user_stacklevel())
 
 
 class LinAlgError(RuntimeError):
