@@ -69,16 +69,16 @@ class RFFT(Function):
     node_name = "FftR2CBackward0"
 
     @staticmethod
-    def forward(ctx, a, s, dims, norm):
+    def forward(ctx, a, s, dims, norm, onesided=True):
         x = a.array
-        ctx.args = (tuple(x.shape[d] for d in dims), s, dims, norm)
-        return np.fft.rfftn(x, s, dims, norm).astype(complex_of(x.dtype), copy=False)
+        ctx.args = (tuple(x.shape[d] for d in dims), s, dims, norm, onesided)
+        return (np.fft.rfftn if onesided else np.fft.fftn)(x, s, dims, norm).astype(complex_of(x.dtype), copy=False)
 
     @staticmethod
     def backward(ctx, g):  # the adjoint of "the first n//2+1 bins of fftn": ifftn of those bins, zeros after
-        lengths, s, dims, norm = ctx.args
-        full = _resized(g, dims[-1], s[-1])
-        return _resized_all(FFT.apply(full, None, dims, _DUAL[norm], True).real, dims, lengths), None, None, None
+        lengths, s, dims, norm, onesided = ctx.args
+        full = _resized(g, dims[-1], s[-1]) if onesided else g
+        return _resized_all(FFT.apply(full, None, dims, _DUAL[norm], True).real, dims, lengths), None, None, None, None
 
 
 class IRFFT(Function):
@@ -135,12 +135,27 @@ def _floating(input):
     return input if input.array.dtype.kind in "fc" else input.to(default_float)
 
 
-def _c2c(input, s, dim, norm, inverse):
+def _fit(input, dims, sizes):
+    """The input cut (a slice) or zero-padded (one constant pad) to the transform's sizes before it, as
+    PyTorch records it, so the transform itself sees its full length."""
+    for d, n in zip(dims, sizes):
+        if input.array.shape[d] > n:
+            input = input.narrow(d, 0, n)
+    shape = list(input.array.shape)
+    for d, n in zip(dims, sizes):
+        shape[d] = n
+    return _pad_to(input, shape)
+
+
+def _c2c(input, s, dim, norm, inverse, one_dim=False):
     input = _floating(input)
+    dims, sizes = _plan(input, s, dim)
+    if one_dim and input.array.dtype.kind != "c":  # fft of a real input: PyTorch's two-sided r2c (ifft's its conjugate)
+        x = RFFT.apply(_fit(input, dims, sizes), sizes, dims, _DUAL[_norm(norm)] if inverse else _norm(norm), False)
+        return conj(x) if inverse else x
     if input.array.dtype.kind != "c":  # made complex by a recorded cast, so a real input's gradient is real
         input = input.to(from_numpy_dtype(complex_of(input.array.dtype)))
-    dims, sizes = _plan(input, s, dim)
-    return FFT.apply(input, sizes, dims, _norm(norm), inverse)
+    return FFT.apply(_fit(input, dims, sizes), sizes, dims, _norm(norm), inverse)
 
 
 def _r2c(input, s, dim, norm, name):
@@ -149,13 +164,19 @@ def _r2c(input, s, dim, norm, name):
                            f"{_scalar_type(input.array.dtype)}")
     input = _floating(input)
     dims, sizes = _plan(input, s, dim)
-    return RFFT.apply(input, sizes, dims, _norm(norm))
+    return RFFT.apply(_fit(input, dims, sizes), sizes, dims, _norm(norm))
 
 
-def _c2r(input, s, dim, norm):
+def _fit_half(input, s, dim):
+    """A half-spectrum's (s, dim) planned, and the input fitted to the bins the output's sizes take."""
     if input.array.dtype.kind != "c":
         input = input.to(from_numpy_dtype(complex_of(_floating(input).array.dtype)))
     dims, sizes = _plan(input, s, dim, one_sided_out=True)
+    return _fit(input, dims, sizes[:-1] + (sizes[-1] // 2 + 1,)), dims, sizes
+
+
+def _c2r(input, s, dim, norm):
+    input, dims, sizes = _fit_half(input, s, dim)
     return IRFFT.apply(input, sizes, dims, _norm(norm))
 
 
@@ -165,11 +186,11 @@ def _one(n):
 
 def fft(input, n=None, dim=-1, norm=None):
     """The one-dimensional discrete Fourier transform along `dim` (a real input is taken as complex)."""
-    return _c2c(input, _one(n), dim, norm, False)
+    return _c2c(input, _one(n), dim, norm, False, one_dim=True)
 
 
 def ifft(input, n=None, dim=-1, norm=None):
-    return _c2c(input, _one(n), dim, norm, True)
+    return _c2c(input, _one(n), dim, norm, True, one_dim=True)
 
 
 def rfft(input, n=None, dim=-1, norm=None):
@@ -218,7 +239,8 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None):
 
 # hfft's forward transform of a Hermitian half-spectrum is irfft's of its conjugate under the dual norm
 def hfftn(input, s=None, dim=None, norm=None):
-    return _c2r(conj(_floating(input)), s, dim, _DUAL[_norm(norm)])
+    input, dims, sizes = _fit_half(_floating(input), s, dim)
+    return IRFFT.apply(conj(input), sizes, dims, _DUAL[_norm(norm)])
 
 
 def hfft(input, n=None, dim=-1, norm=None):
@@ -235,7 +257,7 @@ def ihfftn(input, s=None, dim=None, norm=None):
         raise RuntimeError(f"Only supports floating-point dtypes, but found: {_scalar_type(input.array.dtype)}")
     input = _floating(input)
     dims, sizes = _plan(input, s, dim)
-    half = conj(RFFT.apply(input, sizes[-1:], dims[-1:], _DUAL[_norm(norm)]))
+    half = conj(RFFT.apply(_fit(input, dims, sizes), sizes[-1:], dims[-1:], _DUAL[_norm(norm)]))
     return FFT.apply(half, sizes[:-1], dims[:-1], _norm(norm), True) if len(dims) > 1 else half
 
 

@@ -231,8 +231,6 @@ SECOND = ["exp", "log", "sqrt", "tanh", "sigmoid", "reciprocal", "abs", "angle",
 _NAME = "grad_fn name only (values and gradients agree): "
 XFAIL = {
     "matmul_bcast": _NAME + "PyTorch folds a broadcast matmul to mm + _unsafe_view; minigrad records one matmul node",
-    "fft_real_in": _NAME + "PyTorch's 1-D fft of a real input is an r2c transform filled out (FftR2CBackward0); "
-                   "minigrad casts to complex and runs c2c (gradient real in both)",
     "linear": _NAME + "PyTorch's 2-D linear with bias is one addmm (AddmmBackward0); minigrad's complex linear "
               "adds the bias after matmul",
     "mixed_where": "PyTorch 2.13 itself fails in backward (where with a real and a complex operand: 'Expected "
