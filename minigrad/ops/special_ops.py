@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..autograd.function import Function, keep_operand_shapes, keeps_operand_shapes
+from ..autograd.function import Function, keep_absent_edges, keep_operand_shapes, keeps_operand_shapes
 from ..device import array_module
 from ..tensor import Tensor
 from . import bessel_array, special_array
@@ -127,7 +127,10 @@ def _binary_float_op(nodes, input, other, opname=None):
             opname = opname or cls.__name__.lower().rstrip("0123456789").replace("tensor", "").replace("scalar", "")
             raise NotImplementedError(f"\"{opname}_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
         a, b = float_operands(input, other)
-    return _binary(cls, a, b)
+    if cls is nodes[0]:
+        return _binary(cls, a, b)
+    # a number argument is no edge of PyTorch's node
+    return keep_absent_edges(_binary(cls, a, b), (a, b), (), drop=(0,) if cls is nodes[1] else (1,))
 
 
 def _x_times(xp, x, y, fn):
