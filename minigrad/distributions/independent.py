@@ -3,11 +3,7 @@ import minigrad
 
 from . import constraints
 from .distribution import Distribution
-
-
-def _sum_rightmost(value, dims):
-    """value summed over its `dims` rightmost dims (the joint log-density of independent coordinates)."""
-    return value.sum(tuple(range(-dims, 0))) if dims > 0 else value
+from .utils import _sum_rightmost
 
 
 class Independent(Distribution):

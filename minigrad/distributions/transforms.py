@@ -16,17 +16,13 @@ import numpy as np
 import minigrad
 
 from . import constraints
-from .utils import broadcast_all, clamp_probs, softplus
+from .utils import _sum_rightmost, broadcast_all, clamp_probs, softplus
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
            "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform",
            "identity_transform"]
-
-
-def _sum_rightmost(value, dims):
-    return value.sum(tuple(range(-dims, 0))) if dims > 0 else value
 
 
 class Transform:

@@ -39,6 +39,14 @@ def probs_to_logits(probs, is_binary=False):
     return p.log()
 
 
+def _sum_rightmost(value, dims):
+    """value summed over its `dims` rightmost dims (the joint log-density of independent coordinates), as
+    PyTorch sums them: those dims flattened into one (a view), then one sum."""
+    if dims == 0:
+        return value
+    return value.reshape(tuple(value.shape[:-dims]) + (-1,)).sum(-1)
+
+
 def softplus(x):
     """log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|), max written (x + |x|) / 2 (gradient 1/2 at 0)."""
     return (x + x.abs()) * 0.5 + (-x.abs()).exp().log1p()
