@@ -5,7 +5,7 @@ import minigrad
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, softplus
 
 
 class Bernoulli(ExponentialFamily):
@@ -67,12 +67,12 @@ class Bernoulli(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        # log p(x) = x l - log(1 + e^l), with l the logit: minus the cross-entropy of x against sigmoid(l)
-        return -minigrad.binary_cross_entropy_with_logits(logits, value, reduction=0)
+        # log p(x) = x l - log(1 + e^l), with l the logit
+        return value * logits - softplus(logits)
 
     def entropy(self):
-        # H = log(1 + e^l) - p l: the cross-entropy of p against itself
-        return minigrad.binary_cross_entropy_with_logits(self.logits, self.probs, reduction=0)
+        # H = log(1 + e^l) - p l
+        return softplus(self.logits) - self.probs * self.logits
 
     def enumerate_support(self, expand=True):
         values = minigrad.arange(2, dtype=self._param.dtype, device=self._param.device)
