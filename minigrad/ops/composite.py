@@ -2050,6 +2050,8 @@ def _index_put_args(input, indices, values, accumulate):
     xp = array_module(input.array)
     index, advanced = indexing_ops._convert_index(idx, xp, input.array.shape)
     indexing_ops._check_masks(index, input.array.shape)
+    if not accumulate:
+        indexing_ops.refuse_byte_mask_fill(idx, values)
     v = values if isinstance(values, Tensor) else Tensor._wrap(xp.asarray(values, dtype=input.array.dtype))
     if not accumulate and v.array.size == 1 and len(index) == 1 and getattr(index[0], "dtype", None) == np.bool_:
         # one mask and one value: PyTorch's masked_fill_, the value cast to input's dtype as a number

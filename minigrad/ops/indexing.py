@@ -290,6 +290,36 @@ def _check_count(idx, shape):
     return n_consumed
 
 
+def masked_fill_mask(index, value):
+    """The mask where PyTorch writes `t[index] = value` (or index_put_) as masked_fill_, not index_put_: one
+    value, and of the items that become index tensors (all but ints, 0-d integer tensors, slices, None and ...),
+    just one, a bool or uint8 mask. None where PyTorch writes with index_put_."""
+    if not (isinstance(value, Tensor) and value.numel() == 1 or isinstance(value, (builtins.int, builtins.float,
+                                                                                    complex, np.generic))):
+        return None
+    tensors = [i for i in (index if type(index) is tuple else (index,))
+               if not (i is None or i is Ellipsis or type(i) is slice or isinstance(i, (int, np.integer)) and type(i)
+                       is not bool or isinstance(i, Tensor) and not i.array.ndim and i.array.dtype.kind in "iu")]
+    if len(tensors) != 1:
+        return None
+    mask = tensors[0].array if isinstance(tensors[0], Tensor) else tensors[0]
+    if type(mask) is list:
+        try:
+            mask = np.asarray(mask)
+        except (ValueError, TypeError):  # (a ragged list, or one of tensors: not a mask)
+            return None
+    if not (getattr(mask, "dtype", None) in (np.bool_, np.uint8) and mask.ndim > 0):
+        return None
+    return mask
+
+
+def refuse_byte_mask_fill(index, value):
+    """masked_fill_'s refusal of a uint8 mask, where PyTorch writes as masked_fill_ (index_put_ takes one)."""
+    mask = masked_fill_mask(index, value)
+    if mask is not None and mask.dtype == np.uint8:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+
+
 def _check_masks(idx, shape):
     """PyTorch's error for a boolean mask whose shape does not match the dims it indexes (shapes only), after
     its count of the dims indexed; PyTorch applies the basic components first (ints, slices, None), so a mask is

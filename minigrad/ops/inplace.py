@@ -20,7 +20,7 @@ from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may
                     same_elements, too_many_positional, type_name)
 from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
 from .conversion import warn_complex_to_real
-from .indexing import (Index, IndexPut, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
+from .indexing import (Index, IndexPut, masked_fill_mask, refuse_byte_mask_fill, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
                        _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
 
 
@@ -530,6 +530,7 @@ def setitem(self, index, value):
             _refuse_shared_put(self, idx, value)
         if not ids:
             _check_masks(idx, self.array.shape)
+            refuse_byte_mask_fill(index, value)
         idx = ordered
     else:
         # PyTorch's checks, in its order, where it matters: a view of a leaf refused, a step below 1 (numpy takes
@@ -564,7 +565,7 @@ def setitem(self, index, value):
             raise TypeError(f"can't assign a {type_name(value)} to a minigrad.{self.dtype._legacy}")
         value = Tensor._wrap(xp.asarray(checked_scalar(value, self.array.dtype), dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
-        if advanced and not _written_as_masked_fill(index, value):  # (PyTorch's index_put_ casts nothing)
+        if advanced and masked_fill_mask(index, value) is None:  # (PyTorch's index_put_ casts nothing)
             check_put_shapes(a, idx, value.array)
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{self.dtype._legacy[:-6]} for the destination and {value.dtype._legacy[:-6]} for "
@@ -635,25 +636,6 @@ def _refuse_shared_put(self, idx, value):
     except IndexError:  # (index_put_'s own error, later)
         return
     refuse_shared(self, view, reads, full=len(reads) > 1 or type(value) is not Tensor)
-
-
-def _written_as_masked_fill(index, value):
-    """Whether PyTorch writes `t[index] = value` as masked_fill_, not index_put_: one value, and of the items that
-    become index tensors (all but ints, 0-d integer tensors, slices, None and ...), just one, a bool mask."""
-    if value.numel() != 1:
-        return False
-    tensors = [i for i in (index if type(index) is tuple else (index,))
-               if not (i is None or i is Ellipsis or type(i) is slice or isinstance(i, (int, np.integer)) and type(i)
-                       is not bool or isinstance(i, Tensor) and not i.array.ndim and i.array.dtype.kind in "iu")]
-    if len(tensors) != 1:
-        return False
-    mask = tensors[0].array if isinstance(tensors[0], Tensor) else tensors[0]
-    if type(mask) is list:
-        try:
-            mask = np.asarray(mask)
-        except (ValueError, TypeError):  # (a ragged list, or one of tensors: not a mask)
-            return False
-    return getattr(mask, "dtype", None) == np.bool_ and mask.ndim > 0
 
 
 def _index_put_into_a_view(index, shape):

@@ -373,6 +373,9 @@ def compare_write(shape, dtype, spec, vspec, seed, mode):
      "plain"),  # one mask beside None, one value: masked_fill_, which casts it
     ((1, 0), "float64", (("int", 0), ("list", [0, -1]), ("bool", False)), ("tensor", (), "float64"), 0, "plain"),
     ((), "float64", ("bool", True), ("tensor", (2,), "float64"), 0, "plain"),  # a plain True: None, expand's words
+    ((3,), "float64", (("tensor", "uint8", np.array([0, 0, 0], dtype=np.uint8)),), ("number", 2.5), 0, "plain"),
+    ((3,), "bool", (("tensor", "uint8", np.array([0, 0, 0], dtype=np.uint8)),), ("tensor", (), "bool"), 0,
+     "plain"),  # one uint8 mask, one value: masked_fill_, which refuses a uint8 mask
 ])
 def test_write_regressions(case):
     compare_write(*case)
