@@ -408,3 +408,160 @@ def makemore_manual_backprop(torch, init):
 
 def test_makemore_manual_backprop_compact_forms_against_retained_grads(torch):
     both(torch, makemore_manual_backprop)
+
+
+# ---- a char-RNN by truncated BPTT: hidden.detach() between chunks, clipping, nn.RNN / nn.GRU both layouts ---------
+TEXT = "hello world, hello there; the world is wide and the hello is loud. "
+
+
+def char_rnn_tbptt(torch, init, cell, batch_first):
+    nn, F = torch.nn, torch.nn.functional
+    chars = sorted(set(TEXT))
+    stoi = {c: i for i, c in enumerate(chars)}
+    data = torch.tensor([stoi[c] for c in TEXT], dtype=torch.long)
+    V, B, T = len(chars), 3, 5
+    n = (data.numel() - 1) // B
+    inputs = data[:n * B].view(B, n)
+    targets = data[1:n * B + 1].view(B, n)
+
+    class CharRNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(V, 6)
+            self.rnn = getattr(nn, cell)(6, 7, num_layers=2, batch_first=batch_first)
+            self.head = nn.Linear(7, V)
+
+        def forward(self, x, hidden=None):  # x: (B, T) ids
+            e = self.embed(x if batch_first else x.t())
+            out, hidden = self.rnn(e) if hidden is None else self.rnn(e, hidden)
+            if not batch_first:
+                out = out.transpose(0, 1)
+            return self.head(out), hidden
+
+    model = CharRNN()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    hidden, losses, norms = None, [], []
+    for s in range(0, n - T + 1, T):
+        x, y = inputs[:, s:s + T], targets[:, s:s + T]
+        if hidden is not None:
+            hidden = hidden.detach()
+        logits, hidden = model(x, hidden)
+        loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        norms.append(nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5))
+        nn.utils.clip_grad_value_(model.parameters(), clip_value=0.05)
+        opt.step()
+        losses.append(loss.item())
+    facts = [list(hidden.shape), hidden.requires_grad, hidden.grad_fn is None, len(losses)]
+    # sampling one character at a time from an h0 of zeros given explicitly; the draws are given
+    model.eval()
+    h = torch.zeros(2, 1, 7, dtype=torch.float64)
+    x = torch.tensor([[stoi["h"]]])
+    gen = torch.Generator().manual_seed(7)
+    probs_seen, text = [], "h"
+    with torch.no_grad():
+        for ix in [stoi[c] for c in "ello"]:
+            logits, h = model(x, h)
+            probs = F.softmax(logits[:, -1] / 0.8, dim=-1)
+            drawn = torch.multinomial(probs, 1, generator=gen)
+            facts += [list(drawn.shape), kind(drawn)]
+            probs_seen.append(probs)
+            x = torch.tensor([[ix]])
+            text += chars[ix]
+    return dict(init=init, facts=facts, losses=losses, norms=norms, probs=probs_seen, text=text, h=h,
+                grads=grads(model), params=list(model.parameters()))
+
+
+def test_char_rnn_truncated_bptt_rnn_batch_first(torch):
+    both(torch, char_rnn_tbptt, cell="RNN", batch_first=True)
+
+
+def test_char_rnn_truncated_bptt_gru_time_first(torch):
+    both(torch, char_rnn_tbptt, cell="GRU", batch_first=False)
+
+
+# ---- bags of words: EmbeddingBag with offsets (mean / sum / max), TF-IDF per_sample_weights, sparse SGD ----------
+DOCS = [("good great fun", 1), ("bad awful boring bad", 0), ("great plot good cast", 1), ("boring", 0),
+        ("fun fun great", 1), ("awful plot", 0)]
+
+
+def bag_of_words(torch, init, mode, sparse):
+    nn, F = torch.nn, torch.nn.functional
+    vocab = {w: i for i, w in enumerate(sorted({w for d, _ in DOCS for w in d.split()}))}
+    df = torch.zeros(len(vocab), dtype=torch.float64)
+    for d, _ in DOCS:
+        for w in set(d.split()):
+            df[vocab[w]] += 1
+    idf = torch.log(len(DOCS) / df)
+
+    def collate(batch):
+        labels, text, offsets = [], [], [0]
+        for doc, label in batch:
+            ids = torch.tensor([vocab[w] for w in doc.split()], dtype=torch.int64)
+            labels.append(label)
+            text.append(ids)
+            offsets.append(ids.size(0))
+        offsets = torch.tensor(offsets[:-1]).cumsum(dim=0)
+        return torch.tensor(labels, dtype=torch.int64), torch.cat(text), offsets
+
+    class TextClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.EmbeddingBag(len(vocab), 5, mode=mode, sparse=sparse)
+            self.fc = nn.Linear(5, 2)
+            self.embedding.weight.data.uniform_(-0.5, 0.5)
+            self.fc.weight.data.uniform_(-0.5, 0.5)
+            self.fc.bias.data.zero_()
+
+        def forward(self, text, offsets, weights=None):
+            return self.fc(self.embedding(text, offsets, per_sample_weights=weights))
+
+    model = TextClassifier()
+    init = start(model, init)
+    params = [model.embedding.weight] if sparse else list(model.parameters())
+    opt = torch.optim.SGD(params, lr=0.5)
+    dense_opt = torch.optim.Adam(model.fc.parameters(), lr=0.05) if sparse else None
+    losses, accs = [], []
+    for epoch in range(3):
+        for b in range(0, len(DOCS), 3):
+            label, text, offsets = collate(DOCS[b:b + 3])
+            weights = idf[text] if mode == "sum" else None
+            opt.zero_grad()
+            if dense_opt:
+                dense_opt.zero_grad()
+            logits = model(text, offsets, weights)
+            loss = F.cross_entropy(logits, label)
+            loss.backward()
+            if not sparse:
+                nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+            opt.step()
+            if dense_opt:
+                dense_opt.step()
+            losses.append(loss.item())
+            accs.append((logits.argmax(1) == label).sum().item())
+    facts = [model.embedding.weight.grad.is_sparse, list(offsets.shape), kind(offsets)]
+    # include_last_offset=True shares the same weights: one more offset, the end of the last bag
+    last = nn.EmbeddingBag(len(vocab), 5, mode=mode, include_last_offset=True)
+    last.weight = model.embedding.weight
+    label, text, offsets = collate(DOCS)
+    ends = torch.cat([offsets, torch.tensor([text.numel()])])
+    weights = idf[text] if mode == "sum" else None
+    with torch.no_grad():
+        same_bags = torch.equal(last(text, ends, per_sample_weights=weights), model.embedding(text, offsets, weights))
+        pooled = F.embedding_bag(text[:16].view(4, -1), model.embedding.weight, mode=mode) if mode != "sum" else None
+    return dict(init=init, facts=facts, losses=losses, accs=accs, same_bags=same_bags, pooled=pooled,
+                params=list(model.parameters()))
+
+
+def test_bag_of_words_embedding_bag_mean_sparse_sgd(torch):
+    both(torch, bag_of_words, mode="mean", sparse=True)
+
+
+def test_bag_of_words_embedding_bag_sum_tfidf_weights(torch):
+    both(torch, bag_of_words, mode="sum", sparse=False)
+
+
+def test_bag_of_words_embedding_bag_max_2d_input(torch):
+    both(torch, bag_of_words, mode="max", sparse=False)
