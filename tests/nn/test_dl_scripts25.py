@@ -565,3 +565,160 @@ def test_bag_of_words_embedding_bag_sum_tfidf_weights(torch):
 
 def test_bag_of_words_embedding_bag_max_2d_input(torch):
     both(torch, bag_of_words, mode="max", sparse=False)
+
+
+# ---- polynomial regression: x.unsqueeze(1) ** torch.arange(4) features, lstsq / normal equations / SGD -----------
+def polynomial_regression(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(254)
+    true_w = torch.tensor([0.5, -1.2, 0.3, 2.0], dtype=torch.float64)
+    x = torch.linspace(-1, 1, 20, dtype=torch.float64)
+    X = x.unsqueeze(1) ** torch.arange(4)
+    y = X @ true_w + torch.tensor(rng.normal(0, 0.05, 20))
+    sol = torch.linalg.lstsq(X, y.unsqueeze(1))
+    w_lstsq = sol.solution.squeeze(1)
+    w_normal = torch.linalg.solve(X.T @ X, X.T @ y)
+    w_pinv = torch.linalg.pinv(X) @ y
+    facts = [kind(X), list(X.shape), kind(torch.arange(4)), list(sol.solution.shape), sol.residuals.numel()]
+
+    def make_features(x):  # the pytorch/examples form: columns x, x^2, ... by cat
+        x = x.unsqueeze(1)
+        return torch.cat([x ** i for i in range(1, 4)], 1)
+
+    def poly_desc(W, b):
+        result = "y = "
+        for i, w in enumerate(W):
+            result += "{:+.2f} x^{} ".format(w, i + 1)
+        result += "{:+.2f}".format(b[0])
+        return result
+
+    fc = nn.Linear(3, 1)
+    init = start(fc, init)
+    feats = make_features(x)
+    losses = []
+    for step in range(30):
+        fc.zero_grad()
+        output = F.smooth_l1_loss(fc(feats), y.view(-1, 1))
+        output.backward()
+        for param in fc.parameters():
+            param.data.add_(-0.5 * param.grad)
+        losses.append(output.item())
+    desc = poly_desc(fc.weight.view(-1), fc.bias)
+    # the same fit from a raw parameter vector and torch.optim.SGD on the arange-power features
+    w = torch.zeros(4, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.3, momentum=0.5)
+    for step in range(20):
+        loss = ((X @ w - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return dict(init=init, facts=facts, w_lstsq=w_lstsq, w_normal=w_normal, w_pinv=w_pinv, rank=sol.rank,
+                losses=losses, desc=desc, w=w, last=loss, params=list(fc.parameters()))
+
+
+def test_polynomial_regression_lstsq_normal_equations_sgd(torch):
+    both(torch, polynomial_regression)
+
+
+# ---- an LSTM word language model: tied weights, dropout off for the check, uniform_(-0.1, 0.1), lr / 4 on plateau --
+CORPUS = ("the cat sat on the mat . the dog sat on the log . a cat and a dog met on the mat . "
+          "the log was on the mat . a dog sat . ").split()
+
+
+def lstm_word_lm(torch, init, cell):
+    nn = torch.nn
+    vocab = {}
+    ids = torch.tensor([vocab.setdefault(w, len(vocab)) for w in CORPUS], dtype=torch.long)
+    ntokens = len(vocab)
+
+    def batchify(data, bsz):
+        nbatch = data.size(0) // bsz
+        data = data.narrow(0, 0, nbatch * bsz)
+        return data.view(bsz, -1).t().contiguous()
+
+    def get_batch(source, i, bptt=4):
+        seq_len = min(bptt, len(source) - 1 - i)
+        return source[i:i + seq_len], source[i + 1:i + 1 + seq_len].reshape(-1)
+
+    def repackage_hidden(h):
+        if isinstance(h, torch.Tensor):
+            return h.detach()
+        return tuple(repackage_hidden(v) for v in h)
+
+    class RNNModel(nn.Module):
+        def __init__(self, ninp=6, nlayers=2, dropout=0.0):
+            super().__init__()
+            self.drop = nn.Dropout(dropout)
+            self.encoder = nn.Embedding(ntokens, ninp)
+            self.rnn = getattr(nn, cell)(ninp, ninp, nlayers, dropout=dropout)
+            self.decoder = nn.Linear(ninp, ntokens)
+            self.decoder.weight = self.encoder.weight
+            self.nlayers, self.nhid = nlayers, ninp
+            self.init_weights()
+
+        def init_weights(self):
+            initrange = 0.1
+            nn.init.uniform_(self.encoder.weight, -initrange, initrange)
+            nn.init.zeros_(self.decoder.bias)
+
+        def forward(self, input, hidden):
+            emb = self.drop(self.encoder(input))
+            output, hidden = self.rnn(emb, hidden)
+            output = self.drop(output)
+            decoded = self.decoder(output).view(-1, ntokens)
+            return torch.log_softmax(decoded, dim=1), hidden
+
+        def init_hidden(self, bsz):
+            weight = next(self.parameters())
+            if cell == "LSTM":
+                return (weight.new_zeros(self.nlayers, bsz, self.nhid), weight.new_zeros(self.nlayers, bsz, self.nhid))
+            return weight.new_zeros(self.nlayers, bsz, self.nhid)
+
+    model = RNNModel()
+    init = start(model, init)
+    facts = [model.decoder.weight is model.encoder.weight, len(list(model.parameters())), len(model.state_dict()),
+             "decoder.weight" in model.state_dict()]
+    train_data, val_data = batchify(ids[:40], 3), batchify(ids[40:], 2)
+    criterion = nn.NLLLoss()
+
+    def evaluate(source, bsz):
+        model.eval()
+        total_loss, hidden = 0.0, model.init_hidden(bsz)
+        with torch.no_grad():
+            for i in range(0, source.size(0) - 1, 4):
+                data, targets = get_batch(source, i)
+                output, hidden = model(data, hidden)
+                hidden = repackage_hidden(hidden)
+                total_loss += len(data) * criterion(output, targets).item()
+        return total_loss / (len(source) - 1)
+
+    lr, best_val_loss, history = 5.0, None, []
+    for epoch in range(3):
+        model.train()
+        hidden = model.init_hidden(3)
+        for i in range(0, train_data.size(0) - 1, 4):
+            data, targets = get_batch(train_data, i)
+            model.zero_grad()
+            hidden = repackage_hidden(hidden)
+            output, hidden = model(data, hidden)
+            loss = criterion(output, targets)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+            for p in model.parameters():
+                p.data.add_(p.grad, alpha=-lr)
+        val_loss = evaluate(val_data, 2)
+        history.append((round(lr, 6), val_loss, math.exp(val_loss)))
+        if not best_val_loss or val_loss < best_val_loss:
+            best_val_loss = val_loss
+        else:
+            lr /= 4.0
+    return dict(init=init, facts=facts, history=history, last=loss, hidden=list(hidden) if cell == "LSTM" else hidden,
+                grads=grads(model), state=model.state_dict())
+
+
+def test_word_lm_tied_lstm_lr_quartered_on_plateau(torch):
+    both(torch, lstm_word_lm, cell="LSTM")
+
+
+def test_word_lm_tied_gru_lr_quartered_on_plateau(torch):
+    both(torch, lstm_word_lm, cell="GRU")
