@@ -722,3 +722,215 @@ def test_word_lm_tied_lstm_lr_quartered_on_plateau(torch):
 
 def test_word_lm_tied_gru_lr_quartered_on_plateau(torch):
     both(torch, lstm_word_lm, cell="GRU")
+
+
+# ---- a tiny transformer classifier: CLS token, positional nn.Parameter, src_key_padding_mask (bool / float) -------
+def transformer_classifier(torch, init, batch_first, float_mask):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(255)
+    L, d, V, pad = 6, 8, 11, 0
+    lengths = [6, 3, 4, 1, 5]
+    ids = torch.tensor(np.stack([np.r_[rng.integers(1, V, n), np.zeros(L - n, dtype=np.int64)] for n in lengths]))
+    labels = torch.tensor([1, 0, 2, 1, 0])
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(V, d, padding_idx=pad)
+            self.cls_token = nn.Parameter(torch.zeros(1, 1, d))
+            self.pos_embed = nn.Parameter(torch.zeros(1, L + 1, d))
+            layer = nn.TransformerEncoderLayer(d, nhead=2, dim_feedforward=16, dropout=0.0, activation="gelu",
+                                               batch_first=batch_first, norm_first=not batch_first)
+            self.encoder = nn.TransformerEncoder(layer, num_layers=2, norm=nn.LayerNorm(d),
+                                                 enable_nested_tensor=False)
+            self.head = nn.Linear(d, 3)
+            nn.init.trunc_normal_(self.pos_embed, std=0.02)
+            nn.init.normal_(self.cls_token, std=0.02)
+
+        def forward(self, ids):
+            x = self.embed(ids) * math.sqrt(d)
+            x = torch.cat([self.cls_token.expand(ids.shape[0], -1, -1), x], dim=1) + self.pos_embed
+            mask = torch.cat([torch.zeros(ids.shape[0], 1, dtype=torch.bool), ids == pad], dim=1)
+            if float_mask:
+                mask = torch.zeros(mask.shape, dtype=x.dtype).masked_fill(mask, float("-inf"))
+            if batch_first:
+                x = self.encoder(x, src_key_padding_mask=mask)
+            else:
+                x = self.encoder(x.transpose(0, 1), src_key_padding_mask=mask).transpose(0, 1)
+            return self.head(x[:, 0])
+
+    model = Classifier()
+    init = start(model, init)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / 2))
+    losses = []
+    for step in range(3):
+        model.train()
+        logits = model(ids)
+        loss = F.cross_entropy(logits, labels, label_smoothing=0.1)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        logits = model(ids)
+        # the padded positions change nothing: the same sentence with more padding classifies alike
+        longer = model(F.pad(ids, (0, 2), value=pad)[:, :L]) - logits
+    facts = [kind(ids == pad), (logits.argmax(-1) == labels).float().mean().item()]
+    return dict(init=init, facts=facts, losses=losses, logits=logits, longer=longer, grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_transformer_classifier_cls_token_bool_padding_mask(torch):
+    both(torch, transformer_classifier, batch_first=True, float_mask=False)
+
+
+def test_transformer_classifier_time_first_norm_first_float_mask(torch):
+    both(torch, transformer_classifier, batch_first=False, float_mask=True)
+
+
+# ---- an autoencoder and a VAE on flat vectors: reparameterisation with given noise, KL, BCE(reduction="sum") ------
+def autoencoder_vae(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(256)
+    data = torch.tensor((rng.random((12, 16)) > 0.6).astype(np.float64))
+    noise = [torch.tensor(rng.standard_normal((4, 3))) for _ in range(3)]
+    masks = [torch.tensor(rng.random((4, 16)) > 0.2) for _ in range(3)]
+
+    class VAE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(16, 8)
+            self.fc21 = nn.Linear(8, 3)
+            self.fc22 = nn.Linear(8, 3)
+            self.fc3 = nn.Linear(3, 8)
+            self.fc4 = nn.Linear(8, 16)
+
+        def encode(self, x):
+            h1 = F.relu(self.fc1(x))
+            return self.fc21(h1), self.fc22(h1)
+
+        def reparameterize(self, mu, logvar, eps):
+            std = torch.exp(0.5 * logvar)
+            return mu + eps * std
+
+        def decode(self, z):
+            h3 = F.relu(self.fc3(z))
+            return torch.sigmoid(self.fc4(h3))
+
+        def forward(self, x, eps):
+            mu, logvar = self.encode(x.view(-1, 16))
+            z = self.reparameterize(mu, logvar, eps)
+            return self.decode(z), mu, logvar
+
+    def loss_function(recon_x, x, mu, logvar):
+        BCE = F.binary_cross_entropy(recon_x, x.view(-1, 16), reduction="sum")
+        KLD = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+        return BCE + KLD, BCE, KLD
+
+    vae = VAE()
+    ae = nn.Sequential(nn.Linear(16, 6), nn.ReLU(True), nn.Linear(6, 3), nn.Linear(3, 6), nn.ReLU(True),
+                       nn.Linear(6, 16))
+    both_models = nn.ModuleDict({"vae": vae, "ae": ae})
+    init = start(both_models, init)
+    opt = torch.optim.Adam(vae.parameters(), lr=1e-2)
+    ae_opt = torch.optim.RMSprop(ae.parameters(), lr=1e-2)
+    train_loss, parts, ae_losses = 0.0, [], []
+    for step in range(3):
+        x = data[step * 4:(step + 1) * 4]
+        opt.zero_grad()
+        recon, mu, logvar = vae(x, noise[step])
+        loss, BCE, KLD = loss_function(recon, x, mu, logvar)
+        loss.backward()
+        train_loss += loss.item()
+        opt.step()
+        parts.append((BCE.item(), KLD.item()))
+        # a denoising autoencoder: inputs masked by the given mask, logits scored against the clean vector
+        ae_opt.zero_grad()
+        ae_loss = F.binary_cross_entropy_with_logits(ae(x * masks[step]), x, reduction="sum") / x.size(0)
+        ae_loss.backward()
+        ae_opt.step()
+        ae_losses.append(ae_loss.item())
+    vae.eval()
+    with torch.no_grad():
+        sample = vae.decode(noise[0])
+        recon, mu, logvar = vae(data, torch.zeros(12, 3))
+        test_loss = loss_function(recon, data, mu, logvar)[0].item() / len(data)
+        comparison = torch.cat([data[:2], recon.view(12, 16)[:2]])
+    return dict(init=init, train_loss=train_loss / len(data), parts=parts, ae_losses=ae_losses, sample=sample,
+                test_loss=test_loss, comparison=comparison, grads=grads(both_models),
+                params=list(both_models.parameters()))
+
+
+def test_autoencoder_and_vae_bce_sum_kl_given_noise(torch):
+    both(torch, autoencoder_vae)
+
+
+# ---- a tiny CNN on 8x8 images: MaxPool2d, Dropout2d, AdaptiveAvgPool2d, log_softmax + nll_loss, Adadelta, StepLR --
+def tiny_cnn(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(257)
+    images = torch.tensor(rng.random((10, 1, 8, 8)))
+    targets = torch.tensor(rng.integers(0, 3, 10))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, 3, 1)
+            self.conv2 = nn.Conv2d(4, 6, 3, 1, padding=1)
+            self.dropout1 = nn.Dropout2d(0.25)
+            self.pool = nn.AdaptiveAvgPool2d((1, 1))
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(6, 3)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+            x = self.dropout1(x)
+            x = torch.flatten(self.pool(x), 1)
+            x = self.dropout2(x)
+            return F.log_softmax(self.fc1(x), dim=1)
+
+    model = Net()
+    init = start(model, init)
+    # dropout in training mode: whole channels zeroed or scaled by 1 / (1 - p) (which ones differs by design)
+    with torch.no_grad():
+        feats = F.max_pool2d(F.relu(model.conv2(F.relu(model.conv1(images)))), 2)
+        dropped = model.dropout1(feats)
+        kept = dropped.abs().sum((2, 3)) > 0
+        scaled_ok = torch.allclose(dropped[kept], (feats / 0.75)[kept])
+    facts = [list(dropped.shape), scaled_ok, kind(kept)]
+    for m in model.modules():  # the check below turns dropout off, as scripts do to compare runs
+        if isinstance(m, (nn.Dropout, nn.Dropout2d)):
+            m.p = 0.0
+    optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+    logs = []
+    for epoch in range(1, 4):
+        model.train()
+        for batch_idx in range(2):
+            data, target = images[batch_idx * 5:(batch_idx + 1) * 5], targets[batch_idx * 5:(batch_idx + 1) * 5]
+            optimizer.zero_grad()
+            output = model(data)
+            loss = F.nll_loss(output, target)
+            loss.backward()
+            optimizer.step()
+            logs.append("Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(
+                epoch, batch_idx * len(data), len(images), 100.0 * batch_idx / 2, loss.item()))
+        model.eval()
+        test_loss, correct = 0, 0
+        with torch.no_grad():
+            output = model(images)
+            test_loss += F.nll_loss(output, targets, reduction="sum").item()
+            pred = output.argmax(dim=1, keepdim=True)
+            correct += pred.eq(targets.view_as(pred)).sum().item()
+        logs.append((test_loss / len(images), correct))
+        scheduler.step()
+    return dict(init=init, facts=facts, logs=logs, lr=scheduler.get_last_lr(), sched=scheduler.state_dict(),
+                grads=grads(model), params=list(model.parameters()), state=optimizer.state_dict()["state"][0])
+
+
+def test_tiny_cnn_dropout2d_adaptive_pool_nll_adadelta_steplr(torch):
+    both(torch, tiny_cnn)
