@@ -524,7 +524,7 @@ def bag_of_words(torch, init, mode, sparse):
     opt = torch.optim.SGD(params, lr=0.5)
     dense_opt = torch.optim.Adam(model.fc.parameters(), lr=0.05) if sparse else None
     losses, accs = [], []
-    for epoch in range(3):
+    for _ in range(3):
         for b in range(0, len(DOCS), 3):
             label, text, offsets = collate(DOCS[b:b + 3])
             weights = idf[text] if mode == "sum" else None
@@ -579,6 +579,8 @@ def polynomial_regression(torch, init):
     w_lstsq = sol.solution.squeeze(1)
     w_normal = torch.linalg.solve(X.T @ X, X.T @ y)
     w_pinv = torch.linalg.pinv(X) @ y
+    fit = torch.linalg.lstsq(X, y, driver="gelsd")  # y as a vector: the residuals keep a column
+    flat = torch.linalg.lstsq(X.float()[:, :1].expand(20, 3), y.float().unsqueeze(1))  # rank 1 in float32
     facts = [kind(X), list(X.shape), kind(torch.arange(4)), list(sol.solution.shape), sol.residuals.numel()]
 
     def make_features(x):  # the pytorch/examples form: columns x, x^2, ... by cat
@@ -596,7 +598,7 @@ def polynomial_regression(torch, init):
     init = start(fc, init)
     feats = make_features(x)
     losses = []
-    for step in range(30):
+    for _ in range(30):
         fc.zero_grad()
         output = F.smooth_l1_loss(fc(feats), y.view(-1, 1))
         output.backward()
@@ -607,12 +609,13 @@ def polynomial_regression(torch, init):
     # the same fit from a raw parameter vector and torch.optim.SGD on the arange-power features
     w = torch.zeros(4, dtype=torch.float64, requires_grad=True)
     opt = torch.optim.SGD([w], lr=0.3, momentum=0.5)
-    for step in range(20):
+    for _ in range(20):
         loss = ((X @ w - y) ** 2).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
     return dict(init=init, facts=facts, w_lstsq=w_lstsq, w_normal=w_normal, w_pinv=w_pinv, rank=sol.rank,
+                fit=list(fit), flat=[[round(v, 4) for v in flat.solution.flatten().tolist()], flat.rank],
                 losses=losses, desc=desc, w=w, last=loss, params=list(fc.parameters()))
 
 
@@ -693,7 +696,7 @@ def lstm_word_lm(torch, init, cell):
         return total_loss / (len(source) - 1)
 
     lr, best_val_loss, history = 5.0, None, []
-    for epoch in range(3):
+    for _ in range(3):
         model.train()
         hidden = model.init_hidden(3)
         for i in range(0, train_data.size(0) - 1, 4):
@@ -764,7 +767,7 @@ def transformer_classifier(torch, init, batch_first, float_mask):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / 2))
     losses = []
-    for step in range(3):
+    for _ in range(3):
         model.train()
         logits = model(ids)
         loss = F.cross_entropy(logits, labels, label_smoothing=0.1)
