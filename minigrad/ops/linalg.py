@@ -266,7 +266,9 @@ def _tolerance(value, A):
 
 
 def _number(v):
-    return v is None or isinstance(v, Tensor) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    # (PyTorch's argument parser takes numpy's scalars as numbers too, np.float32 from finfo(...).eps included)
+    return v is None or isinstance(v, (Tensor, np.integer, np.floating)) or (isinstance(v, (int, float))
+                                                                              and not isinstance(v, bool))
 
 
 def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
@@ -757,15 +759,18 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if A.array.dtype.kind not in "fc" or A.array.dtype == np.float16:  # (LAPACK's single and double kinds only)
         raise RuntimeError("This function doesn't handle types other than float and double")
     xp = array_module(A.array)
-    vector = B.array.ndim == A.array.ndim - 1
+    if not 0 <= A.array.ndim - B.array.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    vector = B.array.ndim == A.array.ndim - 1  # a (batch of) vector(s) b, solved as one column
     if (B.array.shape[-1] if vector else B.array.shape[-2]) != A.array.shape[-2]:
-        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size({-1 if vector else -2})")
     Bm = B.unsqueeze(-1) if vector else B
     m, n = A.array.shape[-2:]
     batch = A.array.shape[:-2]
     sv = xp.linalg.svd(A.array, compute_uv=False)
     eps = np.finfo(A.array.dtype).eps
-    rtol = eps * builtins.max(m, n) if rcond is None else rcond
+    rtol = float(eps * builtins.max(m, n)) if rcond is None else rcond
     rank = (sv > rtol * sv[..., :1]).sum(-1).astype(np.int64)
     if driver != "gels" and bool((rank < builtins.min(m, n)).any()):
         # rank-deficient: the SVD drivers' minimum-norm solution, small singular values dropped (gelsy's pivoted
@@ -777,9 +782,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     # (none, yet an output of the node as PyTorch's empty residuals are: differentiable, no gradient to A or B)
     residuals = Tensor._wrap(empty.copy()).requires_grad_(state.grad_enabled and (A._requires_grad or B._requires_grad))
     if driver != "gelsy" and m > n and bool((rank == n).all()):
-        residuals = ((A @ X - Bm).abs() ** 2).sum(-2)
-        if vector:
-            residuals = residuals.squeeze(-1)
+        residuals = ((A @ X - Bm).abs() ** 2).sum(-2)  # (a vector b keeps its column: PyTorch's (..., 1))
     singular_values = Tensor._wrap(sv) if driver in ("gelsd", "gelss") else Tensor._wrap(empty)
     rank_t = Tensor._wrap(xp.zeros((0,), dtype=np.int64)) if driver == "gels" else Tensor._wrap(xp.asarray(rank).reshape(batch))
     return lstsq_result(X.squeeze(-1) if vector else X, residuals, rank_t, singular_values)

@@ -28,9 +28,9 @@ def _host(t):
 
 def _check_int(t, arg):
     if t.array.dtype.kind not in "iu":
+        got = "CPUBoolType" if t.array.dtype.kind == "b" else f"minigrad.{t.dtype._legacy}"  # (PyTorch's names)
         raise RuntimeError(f"Expected tensor for argument {arg} to have one of the following scalar types: "
-                           f"Long, Int; but got minigrad.{t.dtype._legacy} instead (while checking arguments for "
-                           "embedding_bag)")  # (the legacy type name, minigrad.FloatTensor, as PyTorch's text)
+                           f"Long, Int; but got {got} instead (while checking arguments for embedding_bag)")
 
 
 def _starts(off, n_entries, include_last_offset):
@@ -113,6 +113,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         check_tensor(offsets, "offsets", "embedding_bag")
         if offsets.ndim != 1:
             raise ValueError("offsets has to be a 1D Tensor")
+        if offsets.dtype != input.dtype:  # (PyTorch casts both to their common type, then checks the ids' type)
+            common = minigrad.promote_types(input.dtype, offsets.dtype)
+            input, offsets = input.to(common), offsets.to(common)
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
     if mode not in _MODES:
