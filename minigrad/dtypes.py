@@ -88,6 +88,18 @@ class _NoArrayDtype(dtype):
 bfloat16 = _NoArrayDtype("bfloat16", 2, "BFloat16Tensor", "float32 or float16")
 
 
+_CLASSIC = {"ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "HalfTensor", "FloatTensor",
+            "DoubleTensor"}  # (the types PyTorch's legacy tensor classes name; the later ones only a backend type)
+
+
+def type_text(dt):
+    """A tensor type as PyTorch's error texts name it (toString of its options): the legacy class for the
+    classic types (minigrad.FloatTensor), the CPU backend type for the others (CPUBoolType, CPUComplexFloatType)."""
+    if dt._legacy in _CLASSIC:
+        return f"minigrad.{dt._legacy}"
+    return f"CPU{dt._legacy[:-6]}Type"
+
+
 def bfloat16_round(a):
     """`a` rounded to bfloat16's 8 significant bits (to nearest, ties to even), held in float32: where PyTorch
     computes in bfloat16, minigrad, with no bfloat16 arrays, rounds float32 results to it."""

@@ -8,7 +8,7 @@ of that (its input is real); irfft's doubles the bins that stand for a conjugate
 import numpy as np
 
 from .autograd.function import Function
-from .dtypes import default_float, from_numpy_dtype
+from .dtypes import default_float, from_numpy_dtype, type_text
 from .ops._util import normalize_dim, warn_once
 from .ops.complex import _scalar_type, complex_of, conj, real_of, view_as_real
 from .ops.out import take_out
@@ -315,15 +315,8 @@ def _warn_once(text):
     warn_once(text, text, 3)
 
 
-def _type_text(t):
-    """PyTorch's toString() of a tensor's type in its stft / istft texts: a legacy name, or the complex CPU type."""
-    if t.is_complex():
-        return "CPUComplexFloatType" if t.array.dtype == np.complex64 else "CPUComplexDoubleType"
-    return f"minigrad.{t.dtype._legacy}"
-
-
 def _window_text(window):
-    return "None" if window is None else f"{_type_text(window)}{{{list(window.shape)}}}"
+    return "None" if window is None else f"{type_text(window.dtype)}{{{list(window.shape)}}}"
 
 
 def _flag(value):
@@ -351,7 +344,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     pad = n_fft // 2 if center else 0
     shape = list(input.shape[:-1]) + [input.shape[-1] + 2 * pad] if input.ndim else []  # (checked once padded)
 
-    call = (f"stft({_type_text(input)}{shape}, n_fft={n_fft}, hop_length={hop}, win_length={win_length}, "
+    call = (f"stft({type_text(input.dtype)}{shape}, n_fft={n_fft}, hop_length={hop}, win_length={win_length}, "
             f"window={_window_text(window)}, normalized={int(normalized)}, onesided={_flag(onesided)}, "
             "return_complex=1, align_to_window=None)")  # (PyTorch's texts begin with the call)
 
@@ -415,7 +408,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     hop = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
 
-    call = (f"istft({_type_text(input)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, win_length="
+    call = (f"istft({type_text(input.dtype)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop}, win_length="
             f"{win_length}, window={_window_text(window)}, center={int(center)}, normalized={int(normalized)}, "
             f"onesided={_flag(onesided)}, length={length}, return_complex={int(return_complex)})")
 

@@ -19,7 +19,7 @@ import itertools
 
 from minigrad import backends
 from minigrad.autograd.function import keep_absent_edges
-from minigrad.dtypes import cpp_name, from_numpy_dtype, promote_types
+from minigrad.dtypes import cpp_name, from_numpy_dtype, promote_types, type_text
 
 from ._common import Function, check_tensor, wrap, xp_of
 
@@ -368,11 +368,6 @@ def expand_param(value, n, name):
     return value
 
 
-def _type_text(t):
-    """A tensor's type as PyTorch's Tensor::toString shows it: a complex one's backend type, a real one's legacy name."""
-    return f"CPU{t.dtype._legacy[:-6]}Type" if t.dtype.is_complex else f"torch.{t.dtype._legacy}"
-
-
 def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, transposed=False):
     check_tensor(input, "input", name)
     check_tensor(weight, "weight", name)
@@ -389,7 +384,7 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
     if dt.kind == "c":  # (PyTorch's complex convolution checks its operands first, in Tensor::toString's names)
         for t, what in ((weight, "weight"), (bias, "bias")):
             if t is not None and t.array.dtype != dt:
-                raise RuntimeError(f"Input type ({_type_text(input)}) and {what} type ({_type_text(t)}) should be "
+                raise RuntimeError(f"Input type ({type_text(input.dtype)}) and {what} type ({type_text(t.dtype)}) should be "
                                    f"the same")
     if transposed and bias is not None and bias.dtype.is_complex and dt.kind != "c" and weight.array.dtype == dt:
         result = from_numpy_dtype(promote_types(dt, bias.array.dtype))  # (added to the real output)

@@ -14,6 +14,7 @@ import numpy as np
 import minigrad
 from minigrad.autograd import recording
 from minigrad.autograd.function import keep_absent_edges
+from minigrad.dtypes import type_text
 from minigrad.ops.array_op import array_op
 
 from ._common import Function, check_tensor, once_differentiable, second_order, wrap, xp_of
@@ -27,10 +28,9 @@ def _host(t):
 
 
 def _check_int(t, arg):
-    if t.array.dtype.kind not in "iu":
-        got = "CPUBoolType" if t.array.dtype.kind == "b" else f"minigrad.{t.dtype._legacy}"  # (PyTorch's names)
+    if t.array.dtype not in (np.int64, np.int32):  # (PyTorch's two index types)
         raise RuntimeError(f"Expected tensor for argument {arg} to have one of the following scalar types: "
-                           f"Long, Int; but got {got} instead (while checking arguments for embedding_bag)")
+                           f"Long, Int; but got {type_text(t.dtype)} instead (while checking arguments for embedding_bag)")
 
 
 def _starts(off, n_entries, include_last_offset):

@@ -7,6 +7,7 @@ import numpy as np
 from minigrad import backends
 from minigrad.autograd import recording
 from minigrad.autograd.composite import composite_node
+from minigrad.dtypes import type_text
 from minigrad.ops._util import add_reduce, broadcast_shapes, in_float32, output_shape_error
 from minigrad.ops.matmul import matmul_arrays
 
@@ -371,10 +372,9 @@ def scatter_add_rows(idx, g, n):
 def check_embedding_ids(input):
     """PyTorch's errors for embedding ids that are not a Tensor of integers (the range is checked in the op)."""
     check_tensor_arg(input, "embedding", "indices", 2)
-    if input.array.dtype.kind not in "iu":  # (other integer widths are taken too, where PyTorch takes int64 and int32)
-        got = "CPUBoolType" if input.array.dtype.kind == "b" else f"minigrad.{input.dtype._legacy}"  # (PyTorch's)
+    if input.array.dtype not in (np.int64, np.int32):  # (PyTorch's two index types)
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {got} instead (while checking arguments for embedding)")
+                           f"Long, Int; but got {type_text(input.dtype)} instead (while checking arguments for embedding)")
 
 
 def embedding(input, weight, padding_idx=None, scale_grad_by_freq=False):

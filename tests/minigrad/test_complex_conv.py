@@ -110,7 +110,7 @@ def _refusal(T, fname, xd, wd, bd):
     try:
         getattr(F, fname)(x, w, b)
     except RuntimeError as e:
-        return str(e)
+        return str(e).replace("minigrad.", "torch.")  # (minigrad's legacy type names, minigrad.FloatTensor)
     return None
 
 

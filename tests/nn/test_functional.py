@@ -243,7 +243,7 @@ def test_embedding_padding_row_gets_no_gradient_and_errors():
         F.embedding(minigrad.tensor([1.0]), w)
 
 
-@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint8, np.uint64])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])  # (PyTorch's two index types; others refused)
 def test_embedding_id_checks_every_id_dtype(dtype):
     # the ids are checked in one pass as unsigned: a negative id, the last one, the first out of range
     w = rand(6, 3)
@@ -1226,7 +1226,7 @@ def test_attention_input_errors_as_pytorch(shapes, dtypes, mask):
 def test_attention_dropout_p_at_the_ends_as_pytorch(p):
     # PyTorch's: p <= 0 drops nothing, p = 1 everything (zeros, zero gradients), p > 1 raises (all refused before)
     torch = pytest.importorskip("torch")
-    q = RNG.standard_normal((1, 2, 3)).astype(np.float32)
+    q = np.random.default_rng(5).standard_normal((1, 2, 3)).astype(np.float32)
     got = []
     for L, Fn in ((torch, torch.nn.functional), (minigrad, F)):
         t = L.tensor(q, requires_grad=True)
@@ -1236,9 +1236,14 @@ def test_attention_dropout_p_at_the_ends_as_pytorch(p):
             got.append(str(e))
             continue
         out.sum().backward()
-        got.append((out.detach().numpy().tobytes() if p == 1.0 else out.detach().numpy().round(5).tolist(),
-                    t.grad.numpy().round(5).tolist()))
-    assert got[1] == got[0]
+        got.append((out.detach().numpy(), t.grad.numpy()))
+    if isinstance(got[0], str):
+        assert got[1] == got[0]
+    elif p == 1.0:
+        assert got[1][0].tobytes() == got[0][0].tobytes() and not got[1][1].any() and not got[0][1].any()
+    else:  # (float32 sums in either order: a few ulps)
+        for ours, theirs in zip(got[1], got[0]):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
 
 
 
