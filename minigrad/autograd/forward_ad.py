@@ -207,6 +207,9 @@ class _JvpContext:
     def __setattr__(self, name, value):
         setattr(self._ctx, name, value)
 
+    def __delattr__(self, name):  # (a jvp may drop what forward stashed on ctx, as the tutorial's does)
+        delattr(self._ctx, name)
+
     @property
     def saved_tensors(self):
         return tuple(getattr(self._ctx, "_saved_forward", ()))
