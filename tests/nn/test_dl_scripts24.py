@@ -78,7 +78,7 @@ def quickstart(torch, init):
         return test_loss, correct
 
     results = []
-    for t in range(3):
+    for _t in range(3):
         train(train_dataloader, model, loss_fn, optimizer)
         results.append(test(test_dataloader, model, loss_fn))
     buf = io.BytesIO()

@@ -29,3 +29,58 @@ def test_custom_function_jvp_may_delete_what_forward_stashed_on_ctx(torch):
             return fwAD.unpack_dual(y).tangent.numpy()
 
     np.testing.assert_allclose(run(minigrad), run(torch), rtol=1e-15)
+
+
+# ---- 5-D (volumetric) affine_grid and grid_sample: they raised NotImplementedError --------------------------------
+def _volume_and_grid(seed, out=(2, 3, 2)):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((2, 2, 3, 4, 5)), rng.uniform(-1.3, 1.3, (2, *out, 3))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_5d_values_grad_fn_and_gradients_as_pytorch(torch, mode, padding_mode, align_corners):
+    from twins import same
+
+    x, g = _volume_and_grid(len(mode) + len(padding_mode) + align_corners)
+    same(lambda F, x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners),
+         x, g)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_3d_values_grad_fn_and_theta_gradient_as_pytorch(torch, align_corners):
+    from twins import same
+
+    theta = np.random.default_rng(5).standard_normal((2, 3, 4))
+    same(lambda F, t: F.affine_grid(t, (2, 1, 3, 4, 2), align_corners=align_corners), theta)
+
+
+def test_grid_sample_5d_float32_as_pytorch(torch):
+    x, g = _volume_and_grid(7)
+    ours = F.grid_sample(minigrad.tensor(x, dtype=minigrad.float32), minigrad.tensor(g, dtype=minigrad.float32),
+                         align_corners=False)
+    theirs = torch.nn.functional.grid_sample(torch.tensor(x, dtype=torch.float32), torch.tensor(g, dtype=torch.float32),
+                                             align_corners=False)
+    assert ours.dtype == minigrad.float32
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, lib: F.grid_sample(lib.zeros(1, 1, 2, 2, 2), lib.zeros(1, 2, 2, 2, 3), mode="bicubic",
+                                 align_corners=False),
+    lambda F, lib: F.grid_sample(lib.zeros(1, 1, 2, 2, 2), lib.zeros(1, 2, 2, 3), align_corners=False),
+    lambda F, lib: F.grid_sample(lib.zeros(1, 1, 2, 2, 2), lib.zeros(1, 2, 2, 2, 2), align_corners=False),
+    lambda F, lib: F.affine_grid(lib.zeros(2, 3, 4), (1, 1, 2, 2, 2), align_corners=False),
+    lambda F, lib: F.affine_grid(lib.zeros(1, 2, 3), (1, 1, 2, 2, 2), align_corners=False),
+])
+def test_volumetric_errors_as_pytorch(torch, call):
+    def message(F, lib):
+        try:
+            call(F, lib)
+        except Exception as e:  # noqa: BLE001 (the type and text are compared)
+            return type(e).__name__, str(e).split("\n")[0].replace("torch.Size", "minigrad.Size")
+        return None
+
+    ours = message(F, minigrad)
+    assert ours is not None and ours == message(torch.nn.functional, torch)
