@@ -666,3 +666,183 @@ def checkpoint_map_location(torch, init):
 
 def test_checkpoint_dict_through_each_map_location(torch):
     both(torch, checkpoint_map_location)
+
+
+# ---- the data tutorial: a Dataset subclass with transform / target_transform, a one-hot by scatter_ --------------
+def custom_dataset(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    Dataset, DataLoader = torch.utils.data.Dataset, torch.utils.data.DataLoader
+    rng = np.random.default_rng(253)
+    images, labels = rng.integers(0, 256, (7, 4, 4)).astype(np.uint8), [int(v) for v in rng.integers(0, 5, 7)]
+
+    class CustomImageDataset(Dataset):
+        def __init__(self, images, labels, transform=None, target_transform=None):
+            self.images, self.img_labels = images, labels
+            self.transform, self.target_transform = transform, target_transform
+
+        def __len__(self):
+            return len(self.img_labels)
+
+        def __getitem__(self, idx):
+            image, label = torch.from_numpy(self.images[idx]).unsqueeze(0), self.img_labels[idx]
+            if self.transform:
+                image = self.transform(image)
+            if self.target_transform:
+                label = self.target_transform(label)
+            return image, label
+
+    def to_tensor(img):  # ToTensor's arithmetic: uint8 [0, 255] to float [0, 1]
+        return img.to(torch.float64).div(255)
+
+    def one_hot(y):
+        return torch.zeros(5, dtype=torch.float64).scatter_(0, torch.tensor(y), value=1)
+
+    data = CustomImageDataset(images, labels, transform=to_tensor, target_transform=one_hot)
+    first = data[0]
+    facts = [len(data), list(first[0].shape), kind(first[0]), first[1].tolist(), kind(first[1])]
+    loader = DataLoader(data, batch_size=3)
+    train_features, train_labels = next(iter(loader))
+    facts += [list(train_features.size()), list(train_labels.size()), len(loader),
+              [list(x.shape) for x, _ in loader]]
+    model = nn.Sequential(nn.Flatten(), nn.Linear(16, 5))
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    losses = []
+    for X, Y in loader:
+        loss = F.cross_entropy(model(X), Y)  # probabilities as targets
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    plain = DataLoader(CustomImageDataset(images, labels), batch_size=4)
+    raw = [(x.dtype == torch.uint8, y.tolist(), kind(y)) for x, y in plain]
+    return dict(init=init, facts=facts, first=first, features=train_features, labels=train_labels, losses=losses,
+                raw=raw, grads=grads(model), params=list(model.parameters()))
+
+
+def test_custom_dataset_transforms_and_scatter_one_hot(torch):
+    both(torch, custom_dataset)
+
+
+# ---- the build-the-model tutorial: the model's printout, named parameters with slices, Softmax(dim=1) ------------
+def model_printout(torch, init):
+    nn = torch.nn
+
+    class NeuralNetwork(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.flatten = nn.Flatten()
+            self.linear_relu_stack = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 5), nn.ReLU(),
+                                                   nn.Linear(5, 3))
+
+        def forward(self, x):
+            return self.linear_relu_stack(self.flatten(x))
+
+    model = NeuralNetwork()
+    init = start(model, init)
+    lib = torch.__name__
+    printed = [str(model).replace(lib, "LIB")]
+    X = torch.tensor(np.random.default_rng(254).random((2, 2, 3)))
+    logits = model(X)
+    pred_probab = nn.Softmax(dim=1)(logits)
+    y_pred = pred_probab.argmax(1)
+    input_image = torch.tensor(np.random.default_rng(255).random((3, 2, 3)))
+    flat_image = nn.Flatten()(input_image)
+    hidden1 = nn.ReLU()(nn.Linear(in_features=6, out_features=4).double()(flat_image))
+    printed.append(f"Predicted class: {y_pred}".replace(lib, "LIB"))
+    printed.append(str(flat_image.size()).replace(lib, "LIB"))
+    printed.append(str(hidden1.shape).replace(lib, "LIB"))
+    for name, param in model.named_parameters():
+        printed.append(f"Layer: {name} | Size: {param.size()} | Requires grad: {param.requires_grad}".replace(lib, "LIB"))
+    sliced = [param[:2] for param in model.parameters()]
+    names = [type(p.grad_fn).__name__ for p in sliced]
+    return dict(init=init, printed=printed, logits=logits, probs=pred_probab, y_pred=y_pred, sliced=sliced,
+                names=names, modules=[type(m).__name__ for m in model.modules()], children=len(list(model.children())))
+
+
+def test_build_model_printout_and_named_parameters(torch):
+    both(torch, model_printout)
+
+
+# ---- forward-mode through a small CNN: jacfwd against jacrev, a dual input through conv, norms and softmax ------
+def forward_mode_cnn(torch, init):
+    nn = torch.nn
+    fwAD, fc = torch.autograd.forward_ad, torch.func
+    model = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.BatchNorm2d(2), nn.GELU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.LayerNorm(8), nn.Linear(8, 3), nn.LogSoftmax(dim=1))
+    init = start(model, init)
+    model.eval()
+    rng = np.random.default_rng(256)
+    x, v = torch.tensor(rng.standard_normal((1, 1, 4, 4))), torch.tensor(rng.standard_normal((1, 1, 4, 4)))
+    with fwAD.dual_level():
+        out = model(fwAD.make_dual(x, v))
+        primal, tangent = fwAD.unpack_dual(out)
+    jf = fc.jacfwd(model)(x)
+    jr = fc.jacrev(model)(x)
+    _, jvp_out = fc.jvp(model, (x,), (v,))
+    lin_out, jvp_fn = fc.linearize(model, x)
+    lin_tangent = jvp_fn(v)
+    params = {k: p.detach() for k, p in model.named_parameters()}
+    buffers = {k: b for k, b in model.named_buffers()}
+
+    def loss_of(params, x):
+        return fc.functional_call(model, (params, buffers), (x,)).sum() ** 2
+
+    hess = fc.hessian(loss_of)(params, x)["6.bias"]["6.bias"]
+    (g, aux) = fc.jacrev(lambda x: (model(x).exp().sum(1), model(x)), has_aux=True)(x)
+    outs = fc.vmap(model, in_dims=1, out_dims=1)(torch.tensor(rng.standard_normal((1, 3, 1, 4, 4))))
+    return dict(init=init, primal=primal, tangent=tangent, jf=jf, jr=jr, jvp_out=jvp_out, lin_out=lin_out,
+                lin_tangent=lin_tangent, hess=hess, g=g, aux=aux, outs=outs)
+
+
+def test_forward_mode_through_a_cnn_jacfwd_linearize_hessian(torch):
+    both(torch, forward_mode_cnn)
+
+
+# ---- the pruning tutorial's own method: a BasePruningMethod subclass, PRUNING_TYPE, a container over it ---------
+def custom_pruning_method(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    prune = torch.nn.utils.prune
+
+    class FooBarPruningMethod(prune.BasePruningMethod):
+        """Prune every other entry of a tensor."""
+        PRUNING_TYPE = "unstructured"
+
+        def compute_mask(self, t, default_mask):
+            mask = default_mask.clone()
+            mask.view(-1)[::2] = 0
+            return mask
+
+    def foobar_unstructured(module, name):
+        FooBarPruningMethod.apply(module, name)
+        return module
+
+    model = nn.Sequential(nn.Linear(5, 4), nn.ReLU(), nn.Linear(4, 3))
+    init = start(model, init)
+    foobar_unstructured(model[2], name="bias")
+    first = model[2].bias_mask.clone()
+    prune.ln_structured(model[0], "weight", amount=0.25, n=float("inf"), dim=1)
+    foobar_unstructured(model[0], name="weight")
+    hook = next(iter(model[0]._forward_pre_hooks.values()))
+    facts = [type(hook).__name__, [type(m).__name__ for m in hook], hook._tensor_name,
+             int(model[0].weight_mask.sum()), list(dict(model.named_buffers())),
+             [n for n, _ in model.named_parameters()]]
+    rng = np.random.default_rng(257)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(3):
+        x, y = torch.tensor(rng.standard_normal((4, 5))), torch.tensor(rng.integers(0, 3, 4))
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    masks = [model[0].weight_mask.clone(), model[2].bias_mask.clone()]
+    prune.remove(model[0], "weight")
+    return dict(init=init, first=first, facts=facts, losses=losses, masks=masks, weight=model[0].weight,
+                bias=model[2].bias, state=list(model.state_dict()), pruned=prune.is_pruned(model))
+
+
+def test_custom_pruning_method_subclass_in_a_container(torch):
+    pytest.importorskip("torch.nn.utils.prune")
+    both(torch, custom_pruning_method)
