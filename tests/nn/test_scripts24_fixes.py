@@ -84,3 +84,41 @@ def test_volumetric_errors_as_pytorch(torch, call):
 
     ours = message(F, minigrad)
     assert ours is not None and ours == message(torch.nn.functional, torch)
+
+
+# ---- vmap over BatchNorm in training: unbatched running statistics are refused, batched ones updated per slice ---
+def test_vmap_refuses_batch_norm_training_with_unbatched_running_stats(torch):
+    def message(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+        try:
+            lib.func.vmap(model, in_dims=1)(lib.ones(4, 3, 2))
+        except RuntimeError as e:
+            return str(e), int(model[1].num_batches_tracked)
+        return None
+
+    assert message(minigrad) is not None and message(minigrad) == message(torch)
+
+
+def test_vmap_batch_norm_with_stacked_running_stats_updates_each_model(torch):
+    x = np.random.default_rng(9).standard_normal((2, 4, 2))
+
+    def run(lib):
+        lib.manual_seed(0)
+        models = [lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3)).double() for _ in range(2)]
+        if lib is minigrad:  # torch's initial weights
+            for m, t in zip(models, run.torch_models):
+                m.load_state_dict({k: minigrad.tensor(v.numpy()) for k, v in t.state_dict().items()})
+        else:
+            run.torch_models = models
+        params, buffers = lib.func.stack_module_state(models)
+        out = lib.func.vmap(lambda p, b, x: lib.func.functional_call(models[0], (p, b), (x,)))(params, buffers,
+                                                                                             lib.tensor(x))
+        return out.detach().numpy(), {k: v.numpy() for k, v in buffers.items()}
+
+    theirs, ours = run(torch), run(minigrad)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
+    assert list(ours[1]) == list(theirs[1])
+    for k in theirs[1]:
+        np.testing.assert_allclose(ours[1][k], theirs[1][k], rtol=1e-10, atol=1e-12, err_msg=k)
+    model = minigrad.nn.BatchNorm1d(3).eval()  # eval mode: nothing is written, nothing refused
+    assert tuple(minigrad.func.vmap(model)(minigrad.ones(2, 4, 3)).shape) == (2, 4, 3)
