@@ -122,3 +122,22 @@ def test_vmap_batch_norm_with_stacked_running_stats_updates_each_model(torch):
         np.testing.assert_allclose(ours[1][k], theirs[1][k], rtol=1e-10, atol=1e-12, err_msg=k)
     model = minigrad.nn.BatchNorm1d(3).eval()  # eval mode: nothing is written, nothing refused
     assert tuple(minigrad.func.vmap(model)(minigrad.ones(2, 4, 3)).shape) == (2, 4, 3)
+
+
+# ---- torch.load(mmap=True) maps only a file given by its path ------------------------------------------------------
+def test_load_mmap_needs_a_path_as_pytorch(torch, tmp_path):
+    import io
+
+    def outcome(lib, f):
+        try:
+            return "ok", lib.load(f, mmap=True, weights_only=True)["a"].tolist()
+        except ValueError as e:
+            return "error", str(e)
+
+    for lib in (torch, minigrad):
+        lib.save({"a": lib.ones(2)}, tmp_path / f"{lib.__name__}.pt")
+    for make in (lambda lib: io.BytesIO((tmp_path / f"{lib.__name__}.pt").read_bytes()),
+                 lambda lib: tmp_path / f"{lib.__name__}.pt", lambda lib: str(tmp_path / f"{lib.__name__}.pt")):
+        assert outcome(minigrad, make(minigrad)) == outcome(torch, make(torch))
+    with open(tmp_path / "minigrad.pt", "rb") as fh:
+        assert outcome(minigrad, fh)[0] == "error"
