@@ -141,3 +141,47 @@ def test_load_mmap_needs_a_path_as_pytorch(torch, tmp_path):
         assert outcome(minigrad, make(minigrad)) == outcome(torch, make(torch))
     with open(tmp_path / "minigrad.pt", "rb") as fh:
         assert outcome(minigrad, fh)[0] == "error"
+
+
+# ---- parametrize.transfer_parametrizations_and_params: it was missing ---------------------------------------------
+@pytest.mark.parametrize("case", ["symmetric", "weight_norm", "one_name_into_an_empty_module"])
+def test_transfer_parametrizations_and_params_as_pytorch(torch, case):
+    rng = np.random.default_rng(11)
+    w, b = rng.standard_normal((3, 3)), rng.standard_normal(3)
+
+    def run(lib):
+        nn, P = lib.nn, lib.nn.utils.parametrize
+
+        class Symmetric(nn.Module):
+            def forward(self, X):
+                return X.triu() + X.triu(1).transpose(0, 1)
+
+        class Doubled(nn.Module):
+            def forward(self, X):
+                return X * 2
+
+        src = nn.Linear(3, 3).double()
+        with lib.no_grad():
+            src.weight.copy_(lib.tensor(w))
+            src.bias.copy_(lib.tensor(b))
+        if case == "weight_norm":
+            lib.nn.utils.parametrizations.weight_norm(src)
+        else:
+            P.register_parametrization(src, "weight", Symmetric())
+            P.register_parametrization(src, "bias", Doubled())
+        if case == "one_name_into_an_empty_module":
+            dst = P.transfer_parametrizations_and_params(src, nn.Module(), "weight")
+        else:
+            dst = P.transfer_parametrizations_and_params(src, nn.Linear(3, 3).double())
+        shared = [a is b for a, b in zip(src.parameters(), dst.parameters())]
+        (dst.weight.sum() * 2).backward()
+        original = [n for n, _ in dst.named_parameters()]
+        return (type(dst).__name__, P.is_parametrized(dst), list(dst.state_dict()), original, shared,
+                dst.weight.detach().numpy(), [p.grad.numpy() for p in src.parameters() if p.grad is not None])
+
+    ours, theirs = run(minigrad), run(torch)
+    assert ours[:5] == theirs[:5]
+    np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-12)
+    assert len(ours[6]) == len(theirs[6])
+    for a, b in zip(ours[6], theirs[6]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
