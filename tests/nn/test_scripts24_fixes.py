@@ -185,3 +185,40 @@ def test_transfer_parametrizations_and_params_as_pytorch(torch, case):
     assert len(ours[6]) == len(theirs[6])
     for a, b in zip(ours[6], theirs[6]):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+# ---- prune: a structured dim out of range, a custom mask or importance scores of the wrong shape ---------------
+@pytest.mark.parametrize("call", [
+    lambda prune, lib: prune.ln_structured(lib.nn.Linear(3, 4), "weight", amount=1, n=2, dim=2),
+    lambda prune, lib: prune.ln_structured(lib.nn.Linear(3, 4), "weight", amount=1, n=2, dim=-3),
+    lambda prune, lib: prune.random_structured(lib.nn.Linear(3, 4), "weight", amount=1, dim=5),
+    lambda prune, lib: prune.random_structured(lib.nn.Linear(3, 4), "weight", amount=1, dim=-3),
+    lambda prune, lib: prune.custom_from_mask(lib.nn.Linear(3, 4), "weight", mask=lib.ones(3, 4)),
+    lambda prune, lib: prune.l1_unstructured(lib.nn.Linear(3, 4), "weight", amount=2, importance_scores=lib.ones(2, 2)),
+])
+def test_prune_argument_errors_as_pytorch(torch, call):
+    pytest.importorskip("torch.nn.utils.prune")
+
+    def message(lib):
+        try:
+            call(lib.nn.utils.prune, lib)
+        except Exception as e:  # noqa: BLE001 (the type and text are compared)
+            return type(e).__name__, str(e).replace("torch.Size", "minigrad.Size")
+        return None
+
+    ours = message(minigrad)
+    assert ours is not None and ours == message(torch)
+
+
+def test_ln_structured_negative_dim_prunes_that_dim(torch):
+    pytest.importorskip("torch.nn.utils.prune")
+    w = np.random.default_rng(12).standard_normal((4, 3, 2))
+
+    def mask(lib):
+        m = lib.nn.Conv1d(3, 4, 2).double()
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(w))
+        lib.nn.utils.prune.ln_structured(m, "weight", amount=1, n=1, dim=-2)
+        return m.weight_mask.numpy()
+
+    np.testing.assert_array_equal(mask(minigrad), mask(torch))
