@@ -846,3 +846,97 @@ def custom_pruning_method(torch, init):
 def test_custom_pruning_method_subclass_in_a_container(torch):
     pytest.importorskip("torch.nn.utils.prune")
     both(torch, custom_pruning_method)
+
+
+# ---- the NTK tutorial's second method: NTK-vector products by vjp of jvp, vmapped twice, against the Jacobians ---
+def ntk_by_vector_products(torch, init):
+    nn = torch.nn
+    fc = torch.func
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    init = start(model, init)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    rng = np.random.default_rng(258)
+    x1, x2 = torch.tensor(rng.standard_normal((3, 3))), torch.tensor(rng.standard_normal((2, 3)))
+
+    def fnet_single(params, x):
+        return fc.functional_call(model, params, (x.unsqueeze(0),)).squeeze(0)
+
+    def empirical_ntk_ntk_vps(func, params, x1, x2):
+        def get_ntk(x1, x2):
+            def func_x1(params):
+                return func(params, x1)
+
+            def func_x2(params):
+                return func(params, x2)
+
+            output, vjp_fn = fc.vjp(func_x1, params)
+
+            def get_ntk_slice(vec):
+                vjps = vjp_fn(vec)
+                _, jvps = fc.jvp(func_x2, (params,), vjps)
+                return jvps
+
+            basis = torch.eye(output.numel(), dtype=output.dtype).view(output.numel(), -1)
+            return fc.vmap(get_ntk_slice)(basis)
+
+        result = fc.vmap(fc.vmap(get_ntk, (None, 0)), (0, None))(x1, x2)
+        return result
+
+    def empirical_ntk_jacobian_contraction(func, params, x1, x2):
+        jac1 = fc.vmap(fc.jacrev(func), (None, 0))(params, x1)
+        jac1 = [j.flatten(2) for j in jac1.values()]
+        jac2 = fc.vmap(fc.jacrev(func), (None, 0))(params, x2)
+        jac2 = [j.flatten(2) for j in jac2.values()]
+        return torch.stack([torch.einsum("Naf,Mbf->NMab", j1, j2) for j1, j2 in zip(jac1, jac2)]).sum(0)
+
+    by_vps = empirical_ntk_ntk_vps(fnet_single, params, x1, x2)
+    by_jac = empirical_ntk_jacobian_contraction(fnet_single, params, x1, x2)
+    return dict(init=init, by_vps=by_vps, by_jac=by_jac, close=torch.allclose(by_vps, by_jac.transpose(-1, -2)),
+                shape=list(by_vps.shape))
+
+
+def test_ntk_by_vjp_of_jvp_vmapped_twice(torch):
+    both(torch, ntk_by_vector_products)
+
+
+# ---- an ensemble trained as one: stacked parameters as leaves of one optimizer, BatchNorm's stacked statistics ----
+def ensemble_trained_stacked(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    fc = torch.func
+    holder = nn.ModuleList([nn.Sequential(nn.Linear(3, 4, bias=False), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
+                            for _ in range(3)])
+    init = start(holder, init)
+    params, buffers = fc.stack_module_state(list(holder))
+    base = copy.deepcopy(holder[0])
+    opt = torch.optim.Adam(params.values(), lr=0.05)
+    rng = np.random.default_rng(259)
+
+    def loss_of(p, b, x, y):
+        return F.cross_entropy(fc.functional_call(base, (p, b), (x,)), y)
+
+    losses = []
+    for _ in range(3):
+        x = torch.tensor(rng.standard_normal((3, 5, 3)))  # a minibatch per member
+        y = torch.tensor(rng.integers(0, 2, (3, 5)))
+        per_model = fc.vmap(loss_of)(params, buffers, x, y)
+        opt.zero_grad()
+        per_model.sum().backward()
+        opt.step()
+        losses.append(per_model.detach())
+    base.eval()
+    with torch.no_grad():
+        test = torch.tensor(rng.standard_normal((4, 3)))
+        votes = fc.vmap(fc.functional_call, in_dims=(None, 0, None))(base, (params, buffers), (test,))
+        mean_prob = votes.softmax(-1).mean(0)
+    try:  # statistics every member would share are refused in training
+        base.train()
+        fc.vmap(lambda p, x: fc.functional_call(base, p, (x,)))(params, x)
+        refused = None
+    except RuntimeError as e:
+        refused = str(e).split("\n")[0]
+    return dict(init=init, losses=losses, buffers=buffers, params=params, votes=votes, mean_prob=mean_prob,
+                refused=refused, tracked=buffers["1.num_batches_tracked"])
+
+
+def test_ensemble_trained_stacked_with_batch_norm_statistics(torch):
+    both(torch, ensemble_trained_stacked)
