@@ -785,10 +785,10 @@ def forward_mode_cnn(torch, init):
     params = {k: p.detach() for k, p in model.named_parameters()}
     buffers = {k: b for k, b in model.named_buffers()}
 
-    def loss_of(params, x):
-        return fc.functional_call(model, (params, buffers), (x,)).sum() ** 2
+    def loss_of(bias, x):
+        return fc.functional_call(model, ({**params, "6.bias": bias}, buffers), (x,)).sum() ** 2
 
-    hess = fc.hessian(loss_of)(params, x)["6.bias"]["6.bias"]
+    hess = fc.hessian(loss_of)(params["6.bias"], x)
     (g, aux) = fc.jacrev(lambda x: (model(x).exp().sum(1), model(x)), has_aux=True)(x)
     outs = fc.vmap(model, in_dims=1, out_dims=1)(torch.tensor(rng.standard_normal((1, 3, 1, 4, 4))))
     return dict(init=init, primal=primal, tangent=tangent, jf=jf, jr=jr, jvp_out=jvp_out, lin_out=lin_out,
