@@ -222,3 +222,20 @@ def test_ln_structured_negative_dim_prunes_that_dim(torch):
         return m.weight_mask.numpy()
 
     np.testing.assert_array_equal(mask(minigrad), mask(torch))
+
+
+# ---- forward AD: an in-place op on a copy (clone, x + 0) wrote into the original dual's tangent too --------------
+@pytest.mark.parametrize("copy_of", [lambda x: x.clone(), lambda x: x + 0, lambda x: x.contiguous() * 1,
+                                     lambda x: x.to(x.dtype, copy=True)])
+def test_inplace_on_a_copy_leaves_the_dual_tangent_alone(torch, copy_of):
+    def run(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            d = fwAD.make_dual(lib.tensor([1.0, 2.0], dtype=lib.float64), lib.tensor([3.0, 4.0], dtype=lib.float64))
+            y = copy_of(d)
+            y.mul_(d)
+            z = d[0] * 2
+            return [fwAD.unpack_dual(t).tangent.numpy().copy() for t in (d, y, z)]
+
+    for ours, theirs in zip(run(minigrad), run(torch)):
+        np.testing.assert_array_equal(ours, theirs)
