@@ -2,8 +2,11 @@
 out (the quickstart's train/test functions over DataLoaders; fine-tuning with a frozen, eval-mode backbone and a
 later unfrozen block; a volumetric spatial transformer; style transfer by forward hooks and a strong-Wolfe LBFGS;
 targeted L2 PGD; structured, iterative and custom-mask pruning; the built-in parametrizations; the forward-mode AD
-tutorial; per-sample gradients with buffers and aux outputs; ensembles over different minibatches; Jacobians,
-Hessians and the empirical NTK; checkpoints loaded through map_location), written once against a `torch`-like
+tutorial, also through a CNN; per-sample gradients with buffers and aux outputs; ensembles over different
+minibatches, and one trained as a whole over stacked parameters and BatchNorm statistics; Jacobians, Hessians and
+the empirical NTK, by Jacobian contraction and by vjp of jvp; checkpoints loaded through map_location; the data
+tutorial's Dataset with transforms; the build-model tutorial's printout; the pruning tutorial's own method),
+written once against a `torch`-like
 module and run twice: on PyTorch, then on minigrad from PyTorch's initial weights. Losses, gradients, parameters
 and outputs must agree closely (float64 throughout; random draws by numpy)."""
 import copy
