@@ -6,9 +6,9 @@ tutorial, also through a CNN; per-sample gradients with buffers and aux outputs;
 minibatches, and one trained as a whole over stacked parameters and BatchNorm statistics; Jacobians, Hessians and
 the empirical NTK, by Jacobian contraction and by vjp of jvp; checkpoints loaded through map_location; the data
 tutorial's Dataset with transforms; the build-model tutorial's printout; the pruning tutorial's own method),
-written once against a `torch`-like
-module and run twice: on PyTorch, then on minigrad from PyTorch's initial weights. Losses, gradients, parameters
-and outputs must agree closely (float64 throughout; random draws by numpy)."""
+written once against a `torch`-like module and run twice: on PyTorch, then on minigrad from PyTorch's initial
+weights. Losses, gradients, parameters and outputs must agree closely (float64 throughout; random draws by
+numpy)."""
 import copy
 import io
 
