@@ -368,6 +368,19 @@ def _refuse_random(state):
                            "of vmap")
 
 
+_mapped = []  # per vmap level entered, the inputs it maps (their slices are the level's batched tensors)
+
+
+def _root(t):
+    return t if t._base is None else t._base
+
+
+def unbatched_in_vmap(t):
+    """Whether `t`, used inside a vmap, is not a slice of an input the innermost level maps: a tensor every
+    slice's call shares (PyTorch's unbatched tensor), which an in-place update would write once per slice."""
+    return bool(_mapped) and all(_root(t) is not _root(leaf) for leaf in _mapped[-1])
+
+
 def _dims_per_leaf(dims, spec):
     """The mapped dim of each leaf of a pytree with structure `spec`: `dims` is an int or None for a whole
     subtree, or a container of the subtree's type (PyTorch's prefix rule). None where they do not match."""
@@ -449,10 +462,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 _refuse_random(state)
             return out
 
-        if n == 0:  # the outputs' shapes come from one call on zeros of a slice's shape
-            sample = call([leaf.new_zeros(tuple(leaf.shape[:d]) + tuple(leaf.shape[d + 1:])) for _, leaf, d in mapped])
-            return _stacked([sample], out_dims, name, empty=True)
-        return _stacked([call([leaf.select(d, k) for _, leaf, d in mapped]) for k in range(n)], out_dims, name)
+        _mapped.append([leaf for _, leaf, _ in mapped])
+        try:
+            if n == 0:  # the outputs' shapes come from one call on zeros of a slice's shape
+                sample = call([leaf.new_zeros(tuple(leaf.shape[:d]) + tuple(leaf.shape[d + 1:]))
+                               for _, leaf, d in mapped])
+                return _stacked([sample], out_dims, name, empty=True)
+            return _stacked([call([leaf.select(d, k) for _, leaf, d in mapped]) for k in range(n)], out_dims, name)
+        finally:
+            _mapped.pop()
 
     return wrapper
 

@@ -475,7 +475,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     numpy arrays and the globals allowed with `add_safe_globals`; False: also whole modules whose
     classes are nn.Module subclasses already imported, and the standard library's value types scripts
     keep in checkpoints (argparse.Namespace, pathlib paths, datetime values, defaultdict, ...).
-    Neither runs code from the file (see the module docstring). mmap is accepted; the tensors are read into memory.
+    Neither runs code from the file (see the module docstring). mmap is accepted with a path, as PyTorch's; the
+    tensors are read into memory.
     """
     if pickle_module not in (None, pickle):
         raise ValueError("minigrad.load reads with its own restricted unpickler: pickle_module= must be left unset")
@@ -493,6 +494,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         fobj.seek(start)
         kind = _kind(head, size)
         if kind == "zip":
+            if mmap and not isinstance(f, (str, os.PathLike)):  # (PyTorch maps only a file it opens itself)
+                raise ValueError("f must be a file path in order to use the mmap argument")
             return _load_zip(fobj, name, map_location, weights_only, encoding)
         if kind == "safetensors" and isinstance(f, (str, os.PathLike)):
             return _load_safetensors(f, map_location)

@@ -207,6 +207,9 @@ class _JvpContext:
     def __setattr__(self, name, value):
         setattr(self._ctx, name, value)
 
+    def __delattr__(self, name):  # (a jvp may drop what forward stashed on ctx, as the tutorial's does)
+        delattr(self._ctx, name)
+
     @property
     def saved_tensors(self):
         return tuple(getattr(self._ctx, "_saved_forward", ()))
@@ -283,9 +286,19 @@ def _tangents_of_outputs(cls, args, tangents, outs):
     if not used:
         return
     jv = grad([g for g, _ in used], us, [v for _, v in used], allow_unused=True)
+    given = [_memory(v.array) for v in vs]
     for (i, _), t in zip(pairs, jv):
         if t is not None and isinstance(outs[i], Tensor):
+            if any(_memory(t.array) is m for m in given):  # (clone's is the input's: an in-place op writes its own)
+                t = Tensor._wrap(t.array.copy())
             _set(outs[i].array, t)
+
+
+def _memory(array):
+    """The array owning `array`'s memory (itself, or the base its view chain ends at)."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
 
 
 def apply_inplace(self, raw, recorded, others, apply_inplace):

@@ -1,4 +1,4 @@
-"""affine_grid and grid_sample (2-D: 4-D inputs), as `torch.nn.functional`'s.
+"""affine_grid and grid_sample (2-D and 3-D: 4-D and 5-D inputs), as `torch.nn.functional`'s.
 
 Both are composed of recorded minigrad ops, so autograd differentiates them with no backward of their own:
 affine_grid is a constant base grid of (x, y, 1) rows times theta^T (a matmul, theta's gradient through it);
@@ -7,7 +7,8 @@ reflection: reflected then clipped, both with PyTorch's zero gradient at and bey
 neighbours' integer indices from a detached floor (bilinear) or round-half-to-even (nearest), gathers the
 input's values from its flattened H*W plane, and sums them times weights that are differentiable expressions
 of the grid, zeroed for neighbours outside the input. The input's gradient is the gather's (a scatter-add),
-the grid's the weights'. Not there: 5-D inputs (3-D volumes) and mode 'bicubic' (NotImplementedError).
+the grid's the weights'. 5-D inputs (3-D volumes) take the same steps with a third coordinate and eight
+neighbours (trilinear). Not there: mode 'bicubic' (NotImplementedError).
 """
 import warnings
 
@@ -45,8 +46,8 @@ def _base_coords(n, align_corners, dtype, device):
 
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid (N, H, W, 2) of the affine maps theta (N, 2, 3) for an output of size (N, C, H, W):
-    grid[n, i, j] = theta[n] @ (x_j, y_i, 1), x and y spanning [-1, 1] (pixel centres without align_corners).
-    Differentiable with respect to theta. 5-D sizes (3-D affine maps) raise NotImplementedError."""
+    grid[n, i, j] = theta[n] @ (x_j, y_i, 1), x and y spanning [-1, 1] (pixel centres without align_corners);
+    (N, D, H, W, 3) from theta (N, 3, 4) for a size (N, C, D, H, W). Differentiable with respect to theta."""
     check_tensor(theta, "theta", "affine_grid")
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=2)
@@ -62,34 +63,38 @@ def affine_grid(theta, size, align_corners=None):
         if theta.ndim != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
             raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {given}. "
                              f"Got {theta.size()}.")
-        raise NotImplementedError("affine_grid: 5-D sizes (3-D affine grids) are not supported by minigrad; "
-                                  "only 4-D sizes (N, C, H, W)")
     else:
         raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
                                   f"respectively. Got size {given}.")
-    spatial = size[-2:]
+    spatial = size[2:]
     if align_corners and min(spatial) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
                       "align_corners=True. This is not an intended use case of affine_grid. "
                       "See the documentation of affine_grid for details.", UserWarning, stacklevel=2)
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    n, _, h, w = size
+    n = size[0]
     if theta.shape[0] != n:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{n}, 3] but got: "
-                           f"[{theta.shape[0]}, 3].")
-    return _affine_grid_2d(theta, n, h, w, align_corners)
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {len(size) - 1}] "
+                           f"but got: [{theta.shape[0]}, {len(size) - 1}].")
+    return _affine_grid(theta, n, spatial, align_corners)
 
 
 @composite_node("AffineGridGeneratorBackward0")
-def _affine_grid_2d(theta, n, h, w, align_corners):
+def _affine_grid(theta, n, spatial, align_corners):
     dtype, device = theta.dtype, theta.device
-    xs = _base_coords(w, align_corners, dtype, device)
-    ys = _base_coords(h, align_corners, dtype, device)
-    base = minigrad.stack([xs.reshape(1, w).expand(h, w), ys.reshape(h, 1).expand(h, w),
-                           minigrad.ones(h, w, dtype=dtype, device=device)], dim=-1)  # (H, W, 3): x, y, 1
-    grid = base.reshape(h * w, 3) @ theta.transpose(1, 2)  # (N, H*W, 2)
-    return grid.reshape(n, h, w, 2)
+    k = len(spatial)  # 2 (H, W) or 3 (D, H, W)
+    axes = []  # x along the last dim, then y, then z: each coordinate broadcast over the whole grid
+    for i, m in enumerate(reversed(spatial)):
+        shape = [1] * k
+        shape[k - 1 - i] = m
+        axes.append(_base_coords(m, align_corners, dtype, device).reshape(shape).expand(*spatial))
+    base = minigrad.stack(axes + [minigrad.ones(*spatial, dtype=dtype, device=device)], dim=-1)  # (.., k + 1)
+    points = 1
+    for m in spatial:
+        points *= m
+    grid = base.reshape(points, k + 1) @ theta.transpose(1, 2)  # (N, points, k)
+    return grid.reshape(n, *spatial, k)
 
 
 def _fused(a, b, c):
@@ -144,8 +149,9 @@ def _source_index(coord, size, padding_mode, align_corners):
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample input (N, C, H, W) at the points of grid (N, H_out, W_out, 2) (x then y, normalized to [-1, 1]):
     out (N, C, H_out, W_out). mode 'bilinear' or 'nearest' (round half to even); padding_mode 'zeros',
-    'border' or 'reflection'. Differentiable with respect to input and (bilinear) grid. 5-D inputs and mode
-    'bicubic' raise NotImplementedError."""
+    'border' or 'reflection'. Differentiable with respect to input and (bilinear) grid. A 5-D input (N, C, D, H, W)
+    takes a grid (N, D_out, H_out, W_out, 3) (x, y, z), 'bilinear' then trilinear. Mode 'bicubic' raises
+    NotImplementedError."""
     check_tensor(input, "input", "grid_sample")
     check_tensor(grid, "grid", "grid_sample")
     if mode not in ("bilinear", "nearest", "bicubic"):
@@ -170,18 +176,19 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         if input.shape[i] <= 0:
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input "
                                f"has sizes {_sizes(input)} with dimension {i} being empty")
-    if input.ndim == 5 and grid.ndim == 5:
-        raise NotImplementedError("grid_sample: 5-D inputs (3-D volumes) are not supported by minigrad; only 4-D "
-                                  "inputs (N, C, H, W)")
-    if input.ndim != 4 or grid.ndim != 4:
+    if (input.ndim, grid.ndim) not in ((4, 4), (5, 5)):
         d = 4 if input.ndim == 4 else 5
         raise RuntimeError(f"grid_sampler(): expected {d}D input and grid with same number of dimensions, but got "
                            f"input with sizes {_sizes(input)} and grid with sizes {_sizes(grid)}")
     if input.dtype != grid.dtype:
         raise RuntimeError(f"expected scalar type {_dtype_name(input.dtype)} but found {_dtype_name(grid.dtype)}")
     if mode == "bicubic":
+        if input.ndim == 5:
+            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
         raise NotImplementedError("grid_sample: mode 'bicubic' is not supported by minigrad; use 'bilinear' or "
                                   "'nearest'")
+    if input.ndim == 5:
+        return _grid_sample_3d(input, grid, mode, padding_mode, align_corners)
     return _grid_sample_2d(input, grid, mode, padding_mode, align_corners)
 
 
@@ -226,3 +233,42 @@ def _grid_sample_2d(input, grid, mode, padding_mode, align_corners):
                 out = out + v * wgt
     return out.reshape(n, c, ho, wo)
 
+
+
+@composite_node("GridSampler3DBackward0", "none")
+def _grid_sample_3d(input, grid, mode, padding_mode, align_corners):
+    """The 2-D sampler's steps with z added: each output point the weighted sum of its 8 neighbours (a corner's
+    weight the product of its three distances away from the point), or the nearest one."""
+    n, c, d, h, w = input.shape
+    _, do, ho, wo, _ = grid.shape
+    p = do * ho * wo
+    flat = input.reshape(n, c, d * h * w)
+    sizes = (w, h, d)  # the grid's x, y, z index the input's W, H, D
+    coords = [_source_index(grid[..., k].reshape(n, 1, p), sizes[k], padding_mode, align_corners) for k in range(3)]
+
+    def tap(corner):
+        """input at the integer voxel `corner` (detached (x, y, z) float tensors (N, 1, P)), 0 outside."""
+        inside, idx = None, 0
+        for ci, size, stride in zip(corner, sizes, (1, w, w * h)):
+            ok = (ci >= 0) & (ci <= size - 1)
+            inside = ok if inside is None else inside & ok
+            idx = idx + ci.clamp(0, size - 1) * stride
+        return flat.gather(2, idx.long().expand(n, c, p)) * inside.to(input.dtype)
+
+    if mode == "nearest":
+        near = [x.round() for x in coords]  # round half to even, as nearbyint; a zero gradient
+        never = minigrad.zeros(near[0].shape, dtype=minigrad.bool, device=input.device)
+        out = tap([x.detach() for x in near]) + minigrad.where(never, near[0] + near[1] + near[2], 0.0)
+    else:
+        lows = [x.detach().floor() for x in coords]
+        out = None
+        for corner in range(8):  # bit k set: the upper neighbour along axis k
+            wgt, at = None, []
+            for k, (x, lo) in enumerate(zip(coords, lows)):
+                upper = (corner >> k) & 1
+                at.append(lo + upper)
+                dist = x - lo if upper else (lo + 1) - x
+                wgt = dist if wgt is None else wgt * dist
+            term = tap(at) * wgt
+            out = term if out is None else out + term
+    return out.reshape(n, c, do, ho, wo)

@@ -9,6 +9,7 @@ import numpy as np
 from minigrad import backends
 from minigrad.autograd import grad_mode
 from minigrad.autograd.function import keep_absent_edges
+from minigrad.func import unbatched_in_vmap
 
 from ._common import (
     Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_dot, row_sum, rows_per_block,
@@ -461,6 +462,12 @@ def _batch_norm_backward_arrays(ctx, g, x, w):
     return (None if gx is None else Tensor._wrap(gx), Tensor._wrap(gw) if needs[1] else None, Tensor._wrap(gb) if needs[2] else None)
 
 
+_VMAP_STATS = ("Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated "
+               "in place, were not batched.\nIf you are using a module and do not need eval mode, please set "
+               "`track_running_stats` to be False.If you are using a prebuilt module and do not need eval mode, "
+               "please see the functorch website for resources on how to patch your module to work with vmap")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias per channel (dim 1), statistics over all other dims.
 
@@ -484,6 +491,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"batch_norm" not implemented for {input.dtype}: pass a floating point tensor')
+    if training and running_mean is not None and unbatched_in_vmap(running_mean):
+        raise RuntimeError(_VMAP_STATS)
     args = (input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
     return keep_absent_edges(BatchNorm.apply(*args), args, (1, 2), drop=(3, 4))  # (no edge for the statistics)
 

@@ -24,7 +24,7 @@ from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
-           "remove_parametrizations", "type_before_parametrizations"]
+           "remove_parametrizations", "type_before_parametrizations", "transfer_parametrizations_and_params"]
 
 _cache_enabled = 0
 _cache = {}  # (id(module), tensor name) -> the tensor computed inside cached()
@@ -292,3 +292,25 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
 def type_before_parametrizations(module):
     """The module's class before parametrizations were registered (its own class when it has none)."""
     return type(module).__bases__[0] if is_parametrized(module) else type(module)
+
+
+def transfer_parametrizations_and_params(from_module, to_module, tensor_name=None):
+    """Give `to_module` the parametrizations of `from_module` (all of them, or the one on `tensor_name`): the
+    same parametrization modules over the same original tensors (shared, not copied), so that both compute
+    the same tensor. One that `to_module` lacks is first made a parameter of from_module's value. Returns
+    to_module; a from_module without parametrizations leaves it as it was."""
+    if not is_parametrized(from_module):
+        return to_module
+    for name in list(from_module.parametrizations) if tensor_name is None else [tensor_name]:
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name)))
+        source = from_module.parametrizations[name]
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization)
+        target = to_module.parametrizations[name]
+        originals = ["original"] if hasattr(source, "original") else []
+        while hasattr(source, f"original{len(originals)}"):
+            originals.append(f"original{len(originals)}")
+        for original in originals:
+            setattr(target, original, getattr(source, original))
+    return to_module

@@ -36,10 +36,16 @@ def _check_amount(amount):
         raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a non-negative integer")
 
 
-def _check_structured(t):
+def _check_structured(t, dim):
+    """The channel dim, checked: PyTorch's texts (a dim below -ndim fails as its tuple indexing does)."""
     if t.ndim <= 1:
         raise ValueError("Structured pruning can only be applied to multidimensional tensors. Found tensor of shape "
                          f"{t.shape} with {t.ndim} dims")
+    if dim >= t.ndim:
+        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
+    if dim < -t.ndim:
+        raise IndexError("tuple index out of range")
+    return dim % t.ndim
 
 
 def _clear_lowest(default_mask, scores, count):
@@ -112,7 +118,8 @@ class BasePruningMethod(ABC):
         param = getattr(module, name)
         scores = param if importance_scores is None else importance_scores
         if scores.shape != param.shape:  # (PyTorch's assertion)
-            raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}")
+            raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}, "
+                                 f"got {scores.shape} vs {param.shape}")
         if first_time:  # the parameter becomes <name>_orig; the mask so far, all ones
             module.register_parameter(name + "_orig", param)
             del module._parameters[name]
@@ -265,8 +272,7 @@ class RandomStructured(BasePruningMethod):
         self.amount, self.dim = amount, dim
 
     def compute_mask(self, t, default_mask):
-        _check_structured(t)
-        dim = self.dim if self.dim >= 0 else self.dim + t.ndim
+        dim = _check_structured(t, self.dim)
         channels = t.shape[dim]
         count = _entries_to_prune(self.amount, channels)
         if not count:
@@ -288,8 +294,7 @@ class LnStructured(BasePruningMethod):
         self.amount, self.n, self.dim = amount, n, dim
 
     def compute_mask(self, t, default_mask):
-        _check_structured(t)
-        dim = self.dim if self.dim >= 0 else self.dim + t.ndim
+        dim = _check_structured(t, self.dim)
         channels = t.shape[dim]
         count = _entries_to_prune(self.amount, channels)
         norms = minigrad.norm(t, p=self.n, dim=tuple(d for d in range(t.ndim) if d != dim))
@@ -309,8 +314,9 @@ class CustomFromMask(BasePruningMethod):
         self.mask = mask
 
     def compute_mask(self, t, default_mask):
-        if default_mask.shape != self.mask.shape:
-            raise ValueError(f"mask of shape {self.mask.shape} does not match the parameter's {default_mask.shape}")
+        if default_mask.shape != self.mask.shape:  # (PyTorch's assertion)
+            raise AssertionError(f"default_mask shape {default_mask.shape} must match self.mask shape "
+                                 f"{self.mask.shape}")
         return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod
