@@ -481,6 +481,10 @@ def test_matches_torch(name):
     ("clamp_tensor", [np.array([0.0, -0.0]), np.array([0.0, -0.0]), np.array([-0.0, 0.0])]),  # a tie keeps input
     ("frexp", [np.array([1.70141183e+38, 1e300, 1e-40])]),  # gradient / 2^exponent, 2^exponent in float32
     ("sinc", [np.array([1e-300, -1e-170, 0.0, 1e-150])]),  # 0 where pi a^2 underflows, as PyTorch (not 0/0)
+    # the base's gradient takes b - 1 in b's own dtype: float32 1e-8 - 1 is -1 (finite at a negative base)
+    ("pow", [np.array([-1.0, -0.0]), np.array(1e-8, dtype=np.float32)]),
+    ("pow", [np.array(1e-30), np.array(-3.123052, dtype=np.float32)]),
+    ("pow", [np.array([3.0, 0.5], dtype=np.float32), np.array(1e-8)]),  # float32 result, float64 b - 1
 ])
 def test_found_inputs(name, args):
     check(name, args, {})
