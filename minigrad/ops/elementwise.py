@@ -497,9 +497,10 @@ class PowTensor(Function):
     saves_result = True
 
     @staticmethod
-    def forward(ctx, a, b, bool_exponent=False):
+    def forward(ctx, a, b, bool_exponent=False, dtypes=(None, None)):
         ctx.save(self=a, other=b)
         ctx.bool_exponent = bool_exponent
+        ctx.dtypes = dtypes  # the operands' own dtypes, before promotion (None: a number)
         x, y = a.array, b.array
         if y.dtype.kind in "iu" and x.dtype.kind in "iu" and bool((y < 0).any()):
             return _int_pow_negative(x, y)
@@ -514,8 +515,11 @@ class PowTensor(Function):
         if ctx.needs_input_grad[0]:
             if ctx.bool_exponent:  # PyTorch's b - 1 refuses a bool exponent (before its promotion)
                 raise RuntimeError(_BOOL_SUB)
-            # where b == 0 the gradient is 0 (not 0 * a^-1, nan at a == 0), as in PyTorch
-            d = b * a ** (b - 1)
+            # where b == 0 the gradient is 0 (not 0 * a^-1, nan at a == 0), as in PyTorch. PyTorch's formula takes
+            # the operands as given: b - 1 in b's own dtype (a float32 1e-8 - 1 is -1: a negative base's
+            # gradient is finite), and the power promotes as the forward did
+            x, e = (t if dt is None else cast(t, dt) for t, dt in zip((a, b), ctx.dtypes))
+            d = e * x ** (e - 1)
             ga = sum_to(where(b == 0, 0.0, g * (d.conj() if holomorphic else d)), a_shape)
         if ctx.needs_input_grad[1]:
             # where a == 0 and b >= 0 the gradient is 0, not nan (PyTorch's convention; re b of a complex b)
@@ -898,7 +902,8 @@ def pow(input, exponent):
         return PowScalar.apply(cast(input, dt), exponent)
     a, b = binary_operands(input, exponent)
     _check_pow(a.array.dtype, None)
-    out = PowTensor.apply(a, b, isinstance(exponent, Tensor) and exponent.array.dtype == np.bool_)
+    dtypes = tuple(t.array.dtype if isinstance(t, Tensor) else None for t in (input, exponent))
+    out = PowTensor.apply(a, b, isinstance(exponent, Tensor) and exponent.array.dtype == np.bool_, dtypes)
     if out.grad_fn is not None:
         out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
     return out

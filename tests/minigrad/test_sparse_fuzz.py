@@ -4,6 +4,7 @@ dense operands and to the values, and error texts."""
 import warnings
 
 import numpy as np
+from fuzz_settings import fuzz_rng
 import pytest
 
 import minigrad
@@ -14,7 +15,7 @@ LIBS = (minigrad, torch)
 
 def rand_coo(seed):
     """Random COO parts: sparse_dim 1-3, a dense dim or none, nnz 0-8 with repeats, float32 or float64."""
-    rng = np.random.default_rng(seed)
+    rng = fuzz_rng(seed)
     sparse_dim = int(rng.integers(1, 4))
     size = [int(n) for n in rng.integers(1, 5, sparse_dim)]
     dense = [int(rng.integers(1, 4))] if rng.random() < 0.3 else []
@@ -72,7 +73,7 @@ def test_construct_coalesce_to_dense_repr(seed):
 def test_add_sub_merge_and_gradients(seed, coalesce):
     idx, vals, size = rand_coo(seed)
     idx2, vals2, _ = rand_coo(seed + 1000)
-    rng = np.random.default_rng(seed)
+    rng = fuzz_rng(seed)
     idx2 = np.stack([rng.integers(0, n, idx2.shape[1]) for n in size[:idx.shape[0]]]).reshape(idx.shape[0], -1)
     vals2 = rng.standard_normal([idx2.shape[1]] + size[idx.shape[0]:]).astype(vals.dtype)
     out = {}
@@ -88,7 +89,7 @@ def test_add_sub_merge_and_gradients(seed, coalesce):
 
 
 def rand_matrix(seed, n_cols):
-    rng = np.random.default_rng(seed)
+    rng = fuzz_rng(seed)
     rows, cols = int(rng.integers(1, 6)), int(rng.integers(1, 6))
     nnz = int(rng.integers(0, 10))
     idx = np.stack([rng.integers(0, rows, nnz), rng.integers(0, cols, nnz)]).astype(np.int64).reshape(2, nnz)
@@ -136,7 +137,7 @@ def test_products_values_grad_fn_and_gradients(seed, form):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_sum_softmax_sparse_mask_and_gradients(seed):
     idx, vals, size = rand_coo(seed)
-    rng = np.random.default_rng(seed)
+    rng = fuzz_rng(seed)
     dim = int(rng.integers(-len(size), len(size)))
     dense = rng.standard_normal(size).astype(vals.dtype)
     out = {}
@@ -158,7 +159,7 @@ def test_sum_softmax_sparse_mask_and_gradients(seed):
 
 def softmax_grads(seed, dims):
     idx, vals, size = rand_coo(seed)
-    dim = int(np.random.default_rng(seed).integers(-len(size), len(size)))
+    dim = int(fuzz_rng(seed).integers(-len(size), len(size)))
     grads = []
     for lib, d in zip(LIBS, dims(dim, len(size))):
         v = lib.tensor(vals, requires_grad=True)

@@ -208,8 +208,8 @@ def _kind(e):
 
 
 def assert_close(got, want, dtype, ulps, what, zero_signs=True, atol=0.0):
-    """Values to `ulps` units in the last place (or 1e-12 relative for float64, or `atol`); nan, inf and zero signs
-    exactly."""
+    """Values to `ulps` units in the last place of `dtype` (or 1e-12 relative for float64, or `atol`); nan, inf and
+    zero signs exactly."""
     assert got.shape == want.shape, what
     if got.dtype.kind != "f":
         np.testing.assert_array_equal(got, want, err_msg=what)
@@ -223,7 +223,7 @@ def assert_close(got, want, dtype, ulps, what, zero_signs=True, atol=0.0):
     assert not zero_signs or (np.signbit(got[z]) == np.signbit(want[z])).all() or not (got[z] == 0).all(), \
         f"{what}: signs of zero differ: {got} vs torch {want}"
     g, w = got[fin].astype(np.float64), want[fin].astype(np.float64)
-    tol = ulps * np.spacing(np.abs(want[fin])).astype(np.float64)
+    tol = ulps * np.spacing(np.abs(want[fin]).astype(dtype)).astype(np.float64)
     if dtype == "float64":
         tol = np.maximum(tol, 1e-12 * np.abs(w))
     tol = np.maximum(tol, atol)
@@ -260,9 +260,17 @@ def compare(name, args, kw):
     for k, (gg, wg) in enumerate(zip(g_grads or [], w_grads or [])):
         assert (gg is None) == (wg is None), f"gradient {k}: minigrad {gg is not None}, torch {wg is not None}"
         if wg is not None:
-            # (a gradient's zero sign follows the order of a sum: not compared)
-            slack = _float32_sum_slack(name, args, kw, k) if w_vals[0][1] == "float32" else 0.0
-            assert_close(gg, wg, "float64", 16, f"gradient {k}", zero_signs=False, atol=slack)
+            # (a gradient's zero sign follows the order of a sum: not compared.) A float32 result's gradient is a
+            # float32 computation, that of a float64 input too (widened after): float32 ulps, and float32 values
+            f32 = w_vals[0][1] == "float32"
+            if f32:
+                assert _is_float32(gg) == _is_float32(wg), f"gradient {k}: float32 values in torch only, or minigrad"
+            slack = _float32_sum_slack(name, args, kw, k) if f32 else 0.0
+            assert_close(gg, wg, "float32" if f32 else "float64", 16, f"gradient {k}", zero_signs=False, atol=slack)
+
+
+def _is_float32(a):
+    return np.array_equal(a.astype(np.float32).astype(a.dtype), a, equal_nan=True)
 
 
 def _float32_sum_slack(name, args, kw, k):
@@ -481,6 +489,13 @@ def test_matches_torch(name):
     ("clamp_tensor", [np.array([0.0, -0.0]), np.array([0.0, -0.0]), np.array([-0.0, 0.0])]),  # a tie keeps input
     ("frexp", [np.array([1.70141183e+38, 1e300, 1e-40])]),  # gradient / 2^exponent, 2^exponent in float32
     ("sinc", [np.array([1e-300, -1e-170, 0.0, 1e-150])]),  # 0 where pi a^2 underflows, as PyTorch (not 0/0)
+    # the base's gradient takes b - 1 in b's own dtype: float32 1e-8 - 1 is -1 (finite at a negative base)
+    ("pow", [np.array([-1.0, -0.0]), np.array(1e-8, dtype=np.float32)]),
+    ("pow", [np.array(1e-30), np.array(-3.123052, dtype=np.float32)]),
+    ("pow", [np.array([3.0, 0.5], dtype=np.float32), np.array(1e-8)]),  # float32 result, float64 b - 1
+    # float32 results: the float64 input's gradient is a float32 computation, 1 float32 ulp apart here
+    ("logaddexp2", [np.array([1.5707964], dtype=np.float32), np.array(0.0)]),
+    ("special.xlog1py", [np.array([[0.0], [1.0]], dtype=np.float32), np.array(1.5707963267948966)]),
 ])
 def test_found_inputs(name, args):
     check(name, args, {})
