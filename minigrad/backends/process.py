@@ -24,6 +24,10 @@ It does, where each can (and says which in `tuning.applied`):
   (OpenBLAS reads its spin time only when it loads, so it cannot be shortened at run time.)
 - vector width: on AVX-512 CPUs the kernels compile for 512-bit vectors (cpu/team.py), through
   NUMBA_CPU_FEATURES, before their first compile (for this process's other numba code too).
+- gc: the objects alive when it returns (the modules imported, numba's among them) are frozen
+  (`gc.freeze()`): they live as long as the process, so Python's cyclic collector stops walking them
+  in every full collection, and it is paused while numba is imported here (an import makes no cyclic
+  garbage: its collections there walk numba's new objects for nothing). `undo()` unfreezes them.
 
 MINIGRAD_MALLOC_TUNING=0 in the environment leaves malloc and numpy's allocator alone; glibc's own
 MALLOC_* variables leave malloc alone. docs/performance.md has the measurements.
@@ -34,6 +38,7 @@ $MINIGRAD_NUM_THREADS, else $OMP_NUM_THREADS, else the cores this process may us
 """
 import contextlib
 import ctypes
+import gc
 import os
 import sys
 
@@ -45,7 +50,7 @@ _blas_at_one = None  # the threadpoolctl limiter while a tuning holds BLAS at on
 
 class ProcessTuning:
     """What one `tune_process()` changed (`applied`: a set of 'malloc', 'allocator', 'blas',
-    'vector_width'), and `undo()`. Also a context manager that undoes on exit."""
+    'vector_width', 'gc'), and `undo()`. Also a context manager that undoes on exit."""
 
     def __init__(self):
         self.applied = set()
@@ -74,6 +79,8 @@ class ProcessTuning:
                 os.environ.pop("NUMBA_CPU_FEATURES", None)
             else:
                 os.environ["NUMBA_CPU_FEATURES"] = self._env_before
+        if "gc" in self.applied:
+            gc.unfreeze()
         self.applied = set()
 
     def __enter__(self):
@@ -89,15 +96,28 @@ class ProcessTuning:
 def tune_process():
     """Tune this process for a training or generation run (the module docstring); returns a
     ProcessTuning whose `undo()` sets it back."""
-    global _blas_at_one
     tuning = ProcessTuning()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _tune(tuning)
+    finally:
+        gc.freeze()  # what is alive now lives as long as the process: no full collection need walk it again
+        tuning.applied.add("gc")
+        if collecting:
+            gc.enable()
+    return tuning
+
+
+def _tune(tuning):
+    global _blas_at_one
     keep_memory = os.environ.get("MINIGRAD_MALLOC_TUNING", "1") == "0"
     if not keep_memory and _tune_malloc():
         tuning.applied.add("malloc")
     from .cpu import team
 
     if not team.available():  # no numba: no kernels to align arrays for, no team
-        return tuning
+        return
     before = os.environ.get("NUMBA_CPU_FEATURES")
     if team.full_vector_width():
         tuning.applied.add("vector_width")
@@ -112,7 +132,6 @@ def tune_process():
 
         _blas_at_one = threadpoolctl.threadpool_limits(limits=1, user_api="blas")
         tuning.applied.add("blas")
-    return tuning
 
 
 def _libc():
