@@ -19,6 +19,7 @@ from .backends.flags import (  # noqa: F401
     use_deterministic_algorithms,
 )
 from ._format import set_printoptions  # noqa: F401
+from ._warn_once import is_warn_always_enabled, set_warn_always  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import set_anomaly_enabled  # noqa: F401
@@ -117,19 +118,6 @@ resolve_neg = ops.resolve_conj  # (no lazily negated tensors here: see is_neg)
 def set_flush_denormal(mode):
     """False: numpy keeps denormal numbers, so minigrad cannot flush them (PyTorch's answer on a CPU without it)."""
     return False
-
-
-_warn_always = False
-
-
-def set_warn_always(b):
-    """PyTorch's switch for warnings it gives once a process; recorded (minigrad's own warnings keep Python's filters)."""
-    global _warn_always
-    _warn_always = _builtins.bool(b)  # (`bool` here is minigrad.bool, the dtype)
-
-
-def is_warn_always_enabled():
-    return _warn_always
 
 
 __version__ = "0.1.0"

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from . import dtypes, random
+from ._warn_once import warn_once
 from .autograd import recording
 from .backends.flags import _deterministic
 from .device import module_for, to_device
@@ -252,14 +253,12 @@ def _tensor(data, dtype, device, requires_grad, xp):
             _numpy_scalars((type(data),), np.dtype(_dt(dtype)))
             arr = data.astype(_dt(dtype))
         else:
-            arr = _cast_array(data, np.dtype(_dt(dtype)), stacklevel=6)
+            arr = _cast_array(data, np.dtype(_dt(dtype)))
         arr = to_device(arr, device) if device is not None else arr
         return _make(arr, requires_grad)
-    if not _said_arrays[0] and isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
-        _said_arrays[0] = True  # (PyTorch's warning, once a process)
-        warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the "
-                      "list to a single numpy.ndarray with numpy.array() before converting to a tensor.", UserWarning,
-                      stacklevel=4)  # (tensor -> _copied -> here: the caller's line)
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
+        warn_once("list of arrays", "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
+                  "converting the list to a single numpy.ndarray with numpy.array() before converting to a tensor.")
     leaves = _leaves(data) if isinstance(data, _SEQUENCES) else {}
     dt = _dt(dtype) if dtype is not None else _infer_dtype(data, leaves)
     if any(issubclass(kind, Tensor) for kind in leaves):
@@ -281,11 +280,11 @@ def _tensor(data, dtype, device, requires_grad, xp):
     return _make(xp.asarray(arr), requires_grad)  # (numpy's asarray of an array is the array itself)
 
 
-def _cast_array(array, dt, stacklevel):
+def _cast_array(array, dt):
     """An array (or a Tensor's) copied into dtype `dt`; complex values to a real dtype lose their imaginary
     part with PyTorch's warning, not numpy's (bool keeps their truth)."""
     if array.dtype.kind == "c" and dt.kind not in "cb":
-        warn_complex_to_real(stacklevel)
+        warn_complex_to_real()
         array = array.real
     return array.astype(dt)
 
@@ -354,7 +353,6 @@ def _wrapped(data, dt):
     return wide.astype(dt)
 
 
-_said_arrays = [False]
 _PLAIN_NUMBERS = {builtins.int, builtins.bool}
 
 
@@ -443,20 +441,15 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     return _make(xp.lib.stride_tricks.as_strided(memory, size, tuple(st * dt.itemsize for st in stride)), requires_grad)
 
 
-_read_only_said = [False]
-
-
 def _writeable(array):
     """`array`, or a copy where numpy marks it read-only (np.asarray of a PIL image, np.frombuffer, a memmap
     opened 'r'): PyTorch shares it anyway and lets writes through; numpy would refuse them here."""
     if array.flags.writeable:
         return array
-    if not _read_only_said[0]:
-        _read_only_said[0] = True
-        warnings.warn("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This "
-                      "means writing to this tensor will result in undefined behavior. You may want to copy the array "
-                      "to protect its data or make it writable before converting it to a tensor. This type of warning "
-                      "will be suppressed for the rest of this program.", UserWarning, stacklevel=3)
+    warn_once("read-only array", "The given NumPy array is not writable, and PyTorch does not support non-writable "
+              "tensors. This means writing to this tensor will result in undefined behavior. You may want to copy the "
+              "array to protect its data or make it writable before converting it to a tensor. This type of warning "
+              "will be suppressed for the rest of this program.")
     return array.copy()
 
 

@@ -8,8 +8,9 @@ of that (its input is real); irfft's doubles the bins that stand for a conjugate
 import numpy as np
 
 from .autograd.function import Function
+from ._warn_once import warn_once
 from .dtypes import default_float, from_numpy_dtype, type_text
-from .ops._util import normalize_dim, warn_once
+from .ops._util import normalize_dim
 from .ops.complex import _scalar_type, complex_of, conj, real_of, view_as_real
 from .ops.out import take_out
 from .ops.scatter import _pad_to
@@ -312,7 +313,7 @@ def _window(window, win_length, n_fft, like):
 
 
 def _warn_once(text):
-    warn_once(text, text, 3)
+    warn_once(text, text)
 
 
 def _window_text(window):

@@ -23,7 +23,7 @@ def legacy_from_numpy(array):
     shares it), else a copy in the default dtype; refused where PyTorch's sharing would refuse it."""
     _numpy_source(array)
     if array.dtype != dtypes.default_float.np:
-        return _cast_array(array, dtypes.default_float.np, stacklevel=6)
+        return _cast_array(array, dtypes.default_float.np)
     return _writeable(array)
 
 

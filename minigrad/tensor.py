@@ -16,6 +16,7 @@ from builtins import max as builtins_max
 import numpy as np
 
 from . import dtypes
+from ._warn_once import warn_once
 from .autograd import function as _function
 from .autograd import engine as _engine
 from .autograd import forward_ad, grad_mode, recording
@@ -422,10 +423,9 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         # (PyTorch's, once a process, and only with grad mode on: LBFGS's float(loss) inside its no_grad step
         # says nothing; item() and int() say nothing)
-        if self._requires_grad and state.grad_enabled and not _warned[0]:
-            _warned[0] = True
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
+        if self._requires_grad and state.grad_enabled:
+            warn_once("float of requires_grad", "Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.")
         return float(self._real_item("double"))
 
     def __int__(self):
@@ -1132,7 +1132,6 @@ _NON_LEAF_GRAD = (
     "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, "
     "use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
     "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
-_warned = [False]  # float() of a tensor that requires grad: said once a process
 
 
 def _set_requires_grad(t, flag):  # (... and for `t.requires_grad_()` on a value of the call)

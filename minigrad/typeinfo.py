@@ -1,10 +1,9 @@
 """PyTorch's dtype helpers: finfo, iinfo, promote_types, result_type, can_cast and the default
 floating dtype (get_default_dtype / set_default_dtype)."""
-import warnings
-
 import numpy as np
 
 from . import dtypes
+from ._warn_once import warn_once
 from .tensor import dtype_argument
 
 
@@ -86,20 +85,13 @@ def set_default_dtype(d):
     dtypes.default_float = d
 
 
-_warned_tensor_type = False
-
-
 def set_default_tensor_type(t):
     """PyTorch's deprecated way to set the default float dtype: a legacy type (`minigrad.DoubleTensor`) or its
     name ('torch.DoubleTensor'). Warns once a process, as PyTorch."""
-    global _warned_tensor_type
     from .legacy_types import BY_NAME, LegacyTensorType
 
-    if not _warned_tensor_type:
-        _warned_tensor_type = True
-        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                      "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
-                      stacklevel=2)
+    warn_once("set_default_tensor_type", "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+              "use torch.set_default_dtype() and torch.set_default_device() as alternatives.")
     if isinstance(t, str):
         module, _, name = t.rpartition(".")
         if module not in ("torch", "minigrad") or name not in BY_NAME:

@@ -547,7 +547,7 @@ class Module:
         def convert(a):
             if dt is not None and a.dtype.kind in "fc" and a.dtype != dt.np:
                 if a.dtype.kind == "c" and not dt.is_complex:  # (the tensor cast's warning, not numpy's)
-                    warn_complex_to_real(stacklevel=5)
+                    warn_complex_to_real()
                     a = a.real
                 a = a.astype(dt.np)
             return a if dev is None else to_device(a, dev)

@@ -21,27 +21,13 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import random
+from .._warn_once import user_stacklevel
 from ..autograd import recording
 from . import cuda_graph, guards
 from .capture import GraphBreak, Recorder
 
 CACHE_SIZE_LIMIT = 8  # programs kept per compiled function (PyTorch's torch._dynamo.config.cache_size_limit)
 _compiled = weakref.WeakSet()  # every CompiledFunction alive, for reset()
-
-
-# the library's own folders (minigrad and its sibling nn): a warning names the first line outside them
-_LIBRARY = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), d) + os.sep
-                 for d in ("minigrad", "nn"))
-
-
-def _user_stacklevel():
-    """warnings.warn's stacklevel for the caller's line that made the call (a compiled function's
-    call, or a compiled module's through Module.__call__), so that the warning names that line and
-    Python's once-per-line filter tells two compiled calls apart."""
-    frame, level = sys._getframe(2), 2  # (the frame that called _warn's caller, as stacklevel=2 would)
-    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY):
-        frame, level = frame.f_back, level + 1
-    return level if frame is not None else 2
 
 
 class RecompileWarning(UserWarning):
@@ -228,7 +214,7 @@ class CompiledFunction:
 
     def _warn(self, msg):
         if self.warn:
-            warnings.warn(f"minigrad.compile: {self.name}: {msg}", RecompileWarning, stacklevel=_user_stacklevel())
+            warnings.warn(f"minigrad.compile: {self.name}: {msg}", RecompileWarning, stacklevel=user_stacklevel())
 
     def reset(self):
         """Forget every captured program (the next call captures again)."""

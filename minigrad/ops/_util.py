@@ -3,7 +3,6 @@ import builtins
 import functools
 import math
 import types
-import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -446,14 +445,3 @@ def scaled(t, s):
     return t if s == 1 else t * s
 
 
-_said_once = set()  # the keys of the warnings PyTorch gives once a process (TORCH_WARN_ONCE), given already
-
-
-def warn_once(key, text, stacklevel):
-    """PyTorch's TORCH_WARN_ONCE: `text` the first time `key` is said, and every time under set_warn_always(True);
-    `stacklevel` as the caller would give warnings.warn."""
-    from .. import is_warn_always_enabled  # (the package imports the ops)
-
-    if key not in _said_once or is_warn_always_enabled():
-        _said_once.add(key)
-        warnings.warn(text, UserWarning, stacklevel=stacklevel + 1)

@@ -1,8 +1,7 @@
 """Conversion between dtypes and devices: `Tensor.to`, and the casts of operand promotion."""
-import warnings
-
 import numpy as np
 
+from .._warn_once import warn_once
 from ..autograd.function import Function
 from ..device import device, to_device
 from ..dtypes import get_dtype
@@ -62,21 +61,16 @@ def to_copy(input, dtype=None, device=None, copy=False):
     if dt is None and dev is None and not copy:
         return input
     if dt is not None and dt.kind not in "cb" and input.array.dtype.kind == "c":
-        warn_complex_to_real(stacklevel=4)
+        warn_complex_to_real()
     if dt is not None and dt.kind not in "fc":  # integer and bool results leave the graph
         return array_op(lambda a: _convert(a, dt, dev), input)
     return ToCopy.apply(input, dt, dev)
 
 
-_complex_said = [False]
-
-
-def warn_complex_to_real(stacklevel):
+def warn_complex_to_real():
     """PyTorch's warning for a cast of complex values to a real dtype (bool is their truth): once a process,
     as PyTorch says it, whichever cast comes first (`.float()`, `tensor(complex_array, dtype=float32)`)."""
-    if not _complex_said[0]:
-        _complex_said[0] = True
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=stacklevel)
+    warn_once("complex to real", "Casting complex values to real discards the imaginary part")
 
 
 def _device(spec):

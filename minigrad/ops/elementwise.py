@@ -4,11 +4,10 @@ import builtins
 import math
 import numbers
 import operator
-import warnings
-
 import numpy as np
 
 from .. import backends
+from .._warn_once import warn_once
 from ..autograd import function as _function
 from ..autograd import recording
 from ..autograd.function import FREED_MESSAGE, Function, keep_absent_edges, keep_operand_shapes, keeps_operand_shapes
@@ -698,21 +697,14 @@ def add(input, other, *args, alpha=1, _method=False):
     return _binary(Add, input, other)
 
 
-_warned_alpha_first = False
-
-
 def _alpha_first(name, alpha, args, method):
     """(other, alpha) of PyTorch's deprecated `x.add(alpha, other)` overload, which it warns about once a
     process; PyTorch's error for any other extra positional argument (`x.add(y, 2.0)`: alpha is keyword-only)."""
-    global _warned_alpha_first
     if len(args) != 1 or isinstance(alpha, Tensor):
         given = len(args) + (1 if method else 2)
         raise TypeError(too_many_positional(name, given - len(args), given))
-    if not _warned_alpha_first:
-        _warned_alpha_first = True
-        warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\nConsider using "
-                      f"one of the following signatures instead:\n\t{name}(Tensor other, *, Number alpha = 1)",
-                      UserWarning, stacklevel=3)
+    warn_once("alpha first", f"This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\n"
+              f"Consider using one of the following signatures instead:\n\t{name}(Tensor other, *, Number alpha = 1)")
     return args[0], alpha
 
 

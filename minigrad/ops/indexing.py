@@ -35,12 +35,12 @@ def _sequence_as_tuple(index):
         return False
     import warnings
 
-    from ..compiler import _user_stacklevel
+    from .._warn_once import user_stacklevel
 
     warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
                   "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
                   "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result",
-                  UserWarning, stacklevel=_user_stacklevel())
+                  UserWarning, stacklevel=user_stacklevel())
     return True
 
 
@@ -101,10 +101,10 @@ def _byte_mask(a):
     """A uint8 index tensor is a mask, as comparisons made them before bool tensors (PyTorch's reading, warned)."""
     import warnings
 
-    from ..compiler import _user_stacklevel
+    from .._warn_once import user_stacklevel
 
     warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
-                  UserWarning, stacklevel=_user_stacklevel())
+                  UserWarning, stacklevel=user_stacklevel())
     return a != 0
 
 

@@ -765,7 +765,7 @@ def copy_(self, src):
         if type(a) is np.ndarray and not isinstance(s, (np.ndarray, np.generic)):
             s = np.asarray(s)  # (another library's array, as load_state_dict hands over a torch state_dict's values)
         if s.dtype.kind == "c" and a.dtype.kind not in "cb":  # (PyTorch's warning, not numpy's ComplexWarning)
-            warn_complex_to_real(stacklevel=5)
+            warn_complex_to_real()
             s = s.real
         array_module(a).copyto(a, s, casting="unsafe")
 

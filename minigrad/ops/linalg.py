@@ -12,7 +12,8 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name, float16, float32, float64
 from . import reduction
-from ._util import return_type, warn_once
+from .._warn_once import warn_once
+from ._util import return_type
 from .array_op import array_op
 from ..tensor import Tensor, int_argument
 
@@ -21,9 +22,7 @@ linalg_slogdet_result = return_type("linalg_slogdet", ("sign", "logabsdet"))
 
 def _deprecated(name, text):
     """PyTorch's deprecation warning of `name`, once a process (as its C++ side says it)."""
-    from ..compiler import _user_stacklevel  # (the script's line, below the `out=` wrapper's frame)
-
-    warn_once(name, text, _user_stacklevel())
+    warn_once(name, text)
 
 
 class LinAlgError(RuntimeError):

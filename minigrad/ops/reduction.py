@@ -328,10 +328,10 @@ def _spread(cls, name, input, dim, unbiased, keepdim, correction):
     dims = normalize_dims(dim, input.array.ndim)
     correction = _correction(unbiased, correction)
     if _count(input.array.shape, dims) - correction <= 0:
-        from ..compiler import _user_stacklevel  # (the script's line, below the wrappers of `dim=` and `out=`)
+        from .._warn_once import user_stacklevel  # (the script's line, below the wrappers of `dim=` and `out=`)
 
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
-                      "factor (input numel divided by output numel).", UserWarning, stacklevel=_user_stacklevel())
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
     return cls.apply(input, dims, correction, keepdim)
 
 

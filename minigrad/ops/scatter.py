@@ -2,10 +2,10 @@
 include_self), index_add and index_reduce, out of place and in place (the trailing-underscore methods)."""
 import functools
 import inspect
-import warnings
 
 import numpy as np
 
+from .._warn_once import warn_once
 from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
@@ -271,16 +271,10 @@ def _index_reduce_outside(a, dim, i, n, include_self):
     raise IndexError("index out of range in self")
 
 
-_warned_index_reduce = False
-
-
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """A copy of `input` with source[k] reduced into input[index[k]] along `dim`: "prod", "mean", "amax" or
     "amin", input's own value taken in too with include_self."""
-    global _warned_index_reduce
-    if not _warned_index_reduce:  # (PyTorch warns once a process)
-        _warned_index_reduce = True
-        warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=2)
+    warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     if not isinstance(include_self, bool):
@@ -408,17 +402,10 @@ def _src_tensor(name, src, pos):
     return src
 
 
-_warned_reduce_with_src = False
-
-
 def _warn_reduce_with_src():
     """PyTorch's deprecation of scatter's reduce= with a Tensor src (a value is not deprecated), once a process."""
-    global _warned_reduce_with_src
-    if not _warned_reduce_with_src:
-        _warned_reduce_with_src = True
-        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
-                      "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
-                      UserWarning, stacklevel=4)
+    warn_once("scatter reduce with src", "The reduce argument of torch.scatter with Tensor src is deprecated and will "
+              "be removed in a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
 
 
 def scatter(input, dim, index, src=None, value=None, reduce=None):

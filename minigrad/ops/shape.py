@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .._warn_once import warn_once
 from ..autograd import function as _function
 from ..autograd import recording
 from ..autograd.function import Function
@@ -378,17 +379,14 @@ def _T(self):
     nd = self.array.ndim
     if nd == 2:  # (the usual; a valid order, so none of permute's checks)
         return _share_version(Permute.apply(self, (1, 0)), self)
-    if not _T_warned[nd == 0]:  # (PyTorch's warnings, each once a process)
-        _T_warned[nd == 0] = True
-        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases." if nd == 0 else
-                      "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
-                      "will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
-                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-                      UserWarning, stacklevel=2)
+    if nd == 0:
+        warn_once("T of 0-D", "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+    else:
+        warn_once("T of other than 2-D", "The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                  "is deprecated and it will throw an error in a future release. Consider `x.mT` to transpose batches "
+                  "of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+                  "tensor.")
     return permute(self, tuple(range(nd - 1, -1, -1)))
-
-
-_T_warned = [False, False]  # (other than 2-D, 0-D)
 
 
 def _mT(self):

@@ -18,7 +18,7 @@ def _stft_real_said(lib):
 
 def test_stft_return_complex_false_warns_once_a_process_as_pytorch(monkeypatch):
     torch = pytest.importorskip("torch")
-    monkeypatch.setattr(minigrad.ops._util, "_said_once", set())  # (as in a process that has not warned yet)
+    monkeypatch.setattr(minigrad._warn_once, "_said_once", set())  # (as in a process that has not warned yet)
     first = _stft_real_said(minigrad)
     assert len(first) == 1 and first[0].startswith("stft with return_complex=False is deprecated")
     _stft_real_said(torch)  # (PyTorch's first: said or not, as the tests before had it)

@@ -355,9 +355,7 @@ def test_mixed_advanced_indexes(index):
 def test_T_of_other_than_a_matrix_warns_once(monkeypatch):
     import warnings
 
-    from minigrad.ops import shape
-
-    monkeypatch.setattr(shape, "_T_warned", [False, False])
+    monkeypatch.setattr(minigrad._warn_once, "_said_once", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for t in (minigrad.ones(2), minigrad.ones(2, 3, 4), minigrad.tensor(1.0), minigrad.tensor(2.0)):
@@ -458,9 +456,7 @@ def test_finfo_and_is_signed_as_printed():
 def test_tensor_of_a_list_of_arrays_warns_once(monkeypatch):
     import warnings
 
-    from minigrad import factory
-
-    monkeypatch.setattr(factory, "_said_arrays", [False])
+    monkeypatch.setattr(minigrad._warn_once, "_said_once", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(2):

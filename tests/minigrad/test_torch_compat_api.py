@@ -231,11 +231,9 @@ def test_range_errors_as_torch(args):
     assert str(e.value) == str(t.value)
 
 
-def test_set_default_tensor_type_as_torch():
+def test_set_default_tensor_type_as_torch(monkeypatch):
     torch, m = _both()
-    import minigrad.typeinfo as typeinfo
-
-    typeinfo._warned_tensor_type = False
+    monkeypatch.setattr(m._warn_once, "_said_once", set())  # (said once a process: as if not said before)
     try:
         with pytest.warns(UserWarning, match=r"^torch\.set_default_tensor_type\(\) is deprecated as of PyTorch 2\.1"):
             m.set_default_tensor_type(m.DoubleTensor)
@@ -261,11 +259,9 @@ def test_set_default_tensor_type_as_torch():
     assert m.get_default_dtype() == m.float32
 
 
-def test_add_sub_alpha_first_overload_as_torch():
+def test_add_sub_alpha_first_overload_as_torch(monkeypatch):
     torch, m = _both()
-    import minigrad.ops.elementwise as elementwise
-
-    elementwise._warned_alpha_first = False
+    monkeypatch.setattr(m._warn_once, "_said_once", set())  # (said once a process: as if not said before)
     with pytest.warns(UserWarning) as w:
         got = m.ones(3).add(2, m.full((3,), 5.0))
     assert str(w[0].message) == ("This overload of add is deprecated:\n\tadd(Number alpha, Tensor other)\nConsider "
@@ -522,9 +518,7 @@ def test_float_of_a_grad_tensor_warns_only_with_grad_mode_on(monkeypatch):
 
     import nn.optim as optim
 
-    tensor_module = sys.modules["minigrad.tensor"]
-
-    monkeypatch.setattr(tensor_module, "_warned", [False])
+    monkeypatch.setattr(sys.modules["minigrad._warn_once"], "_said_once", set())
     x = minigrad.tensor([1.0, 2.0], requires_grad=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import minigrad
-from minigrad.ops import conversion
 from minigrad import factory
 from minigrad.autograd.function import Function
 from minigrad.ops import indexing
@@ -119,7 +118,7 @@ def test_casts_that_record_or_convert_complex_take_the_general_path(monkeypatch)
     assert calls and d.grad_fn.name() == "ToCopyBackward0"
     d.sum().backward()
     assert w.grad.dtype == minigrad.float32
-    monkeypatch.setattr(conversion, "_complex_said", [False])  # (said once a process: as if not said before)
+    monkeypatch.setattr(minigrad._warn_once, "_said_once", set())  # (said once a process: as if not said before)
     with pytest.warns(UserWarning, match="discards the imaginary part"):
         minigrad.tensor([1 + 2j]).float()
     x = minigrad.ones(2)

@@ -25,7 +25,7 @@ create = nrtdynmod.create_nrt_module
 nrtdynmod.create_nrt_module = lambda ctx: built.append(1) or create(ctx)
 if sys.argv[1] == "numba":
     from numba.core.runtime import rtsys
-    team._initialize_runtime = rtsys.initialize
+    team._initialize_runtime = lambda context, directory: rtsys.initialize(context)
 minigrad.manual_seed(0)
 model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.LayerNorm(256), nn.Linear(256, 64))
 opt = nn.optim.AdamW(model.parameters(), lr=1e-3)

@@ -303,7 +303,7 @@ def _spectral_warnings(lib):
 
 def test_stft_istft_warnings_as_pytorch(torch, monkeypatch):
     """PyTorch gives these once a process (set_warn_always(True): every time); their texts compared."""
-    monkeypatch.setattr(minigrad.ops._util, "_said_once", set())
+    monkeypatch.setattr(minigrad._warn_once, "_said_once", set())
     assert len(_spectral_warnings(minigrad)) == 3
     assert _spectral_warnings(minigrad) == []
     with _warn_always(torch), _warn_always(minigrad):

@@ -186,13 +186,15 @@ def _load_cached(cache, sig, target_context):
     the context is made; a parallel function starts its threads in its own reload step). A miss
     returns None, and numba then compiles, its compiler refreshing the contexts first."""
     with _without_lock_events():
-        _initialize_runtime(target_context)
+        _initialize_runtime(target_context, cache.cache_path)
         with cache._guard_against_spurious_io_errors():
             return cache._load_overload(sig, target_context)
 
 
-def _initialize_runtime(target_context):
-    """numba's `rtsys.initialize`, its few functions' object code read from a file beside the kernels'.
+def _initialize_runtime(target_context, directory):
+    """numba's `rtsys.initialize`, its few functions' object code read from a file in `directory`, where numba's
+    cache keeps the kernels (NUMBA_CACHE_DIR where set, else the package's __pycache__, or the user's cache
+    directory where that is read-only), so that a read-only install reads it too.
 
     numba compiles its runtime's functions (reference counts, atomics) from LLVM IR in every process,
     at its first load of a function, a sizeable part of a run's start; loading them compiled is a
@@ -204,7 +206,7 @@ def _initialize_runtime(target_context):
         if getattr(rtsys, "_init", False):
             return
         try:
-            library = _runtime_library(target_context)
+            library = _runtime_library(target_context, directory)
         except Exception:
             library = None
         if library is None:
@@ -212,8 +214,8 @@ def _initialize_runtime(target_context):
         rtsys._library, rtsys._init = library, True
 
 
-def _runtime_library(target_context):
-    """The runtime's library, read from its file, or compiled and written there when the file is absent,
+def _runtime_library(target_context, directory):
+    """The runtime's library, read from its file in `directory`, or compiled and written there when the file is absent,
     unreadable, or not this machine's and numba's (it holds its key, numba's and llvmlite's versions and the
     machine code's target, as numba's cache index does, and a checksum: damaged machine code is never run).
     None where numba's settings change the runtime it compiles (NRT_STATS, DEBUG_NRT)."""
@@ -229,7 +231,7 @@ def _runtime_library(target_context):
     for name, address in _nrt_python.c_helpers.items():  # (the C functions, as numba registers them)
         ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
     key = repr((_numba.__version__, ll.llvm_version_info, codegen.magic_tuple())).encode() + b"\n"
-    path = os.path.join(os.path.dirname(__file__), "__pycache__", f"nrt-{zlib.crc32(key):08x}.nbo")
+    path = os.path.join(directory, f"nrt-{zlib.crc32(key):08x}.nbo")
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -253,7 +255,7 @@ def _runtime_library(target_context):
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         atomic_write(path, write)
-    except OSError:  # a read-only install: compiled in each process, as numba does
+    except OSError:  # nowhere writable: compiled in each process, as numba does
         pass
     return library
 
@@ -286,7 +288,7 @@ def _without_lock_events():
 
 def _can_load_cached(cache):
     """Whether numba's cache object has the layout `_load_cached` uses (else numba's own load stays)."""
-    return hasattr(cache, "_load_overload") and hasattr(cache, "_guard_against_spurious_io_errors")
+    return all(hasattr(cache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors", "cache_path"))
 
 
 def _typeof_without_masked_check(dispatcher):
