@@ -174,7 +174,7 @@ def solve(A, B, *, left=True):
     vector = B.array.ndim == 1 or (B.array.ndim == A.array.ndim - 1 and B.array.shape == A.array.shape[:-1])
     n, rows = A.array.shape[-1], (B.array.shape[-1] if vector else B.array.shape[-2] if left else B.array.shape[-1])
     if rows != n:
-        shape_b = f"{B.array.shape[-1]}" if vector else f"{B.array.shape[-2]}x{B.array.shape[-1]}"
+        shape_b = f"{B.array.shape[-1]}x1" if vector else f"{B.array.shape[-2]}x{B.array.shape[-1]}"
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
                            f"({n}x{n} and {shape_b})")
     try:
