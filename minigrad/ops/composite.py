@@ -743,8 +743,8 @@ def median(input, dim=None, keepdim=False):
         complex_ops.refuse("median" if dim is None else "median_dim", input)
     if dim is not None:
         normalize_dim(dim, input.array.ndim)
-    if input.array.dtype == np.bool_:
-        raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
+    if input.array.dtype == np.bool_:  # (PyTorch's kernel names: the whole tensor's, or along a dim)
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
     if dim is None:
         return _median_all(MedianAll, input)
     return _median_dim(input, dim, keepdim)
@@ -756,8 +756,8 @@ def nanmedian(input, dim=None, keepdim=False):
         complex_ops.refuse("median" if dim is None else "median_dim", input)
     if dim is not None:
         normalize_dim(dim, input.array.ndim)
-    if input.array.dtype == np.bool_:
-        raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
+    if input.array.dtype == np.bool_:  # (PyTorch's kernel names: the whole tensor's, or along a dim)
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
     if dim is None:
         return _median_all(NanmedianAll, input)
     return _nanmedian_dim(input, dim, keepdim)

@@ -30,14 +30,14 @@ class LinAlgError(RuntimeError):
     """A linear algebra routine found its input singular or not positive-definite (torch.linalg.LinAlgError)."""
 
 
-def _square(name, A, floating=True):
+def _square(name, A, floating=True, prefix="linalg."):
     if A.array.ndim < 2:
-        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError(f"{prefix}{name}: The input tensor A must have at least 2 dimensions.")
     if A.array.shape[-1] != A.array.shape[-2]:
-        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
+        raise RuntimeError(f"{prefix}{name}: A must be batches of square matrices, but they are "
                            f"{A.array.shape[-2]} by {A.array.shape[-1]} matrices")
     if floating and A.array.dtype.kind not in "fc":
-        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
+        raise RuntimeError(f"{prefix}{name}: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype._legacy[:-6]}")
 
 
@@ -154,6 +154,7 @@ def logdet(input):
     """log det, nan for a negative determinant (as PyTorch); complex: log|det| + i arg(det)."""
     if input.array.dtype.kind not in "fc":
         raise RuntimeError(f"logdet: Expected a floating point or complex tensor as input. Got {_legacy_name(input)}")
+    _square("logdet", input, prefix="")  # (torch.logdet's own name in its texts)
     sign, logabs = slogdet(input)
     from .elementwise import where
 
@@ -433,6 +434,8 @@ class Cholesky(Function):
 def cholesky(A, *, upper=False):
     """L (lower triangular) with A = L L^T for a symmetric positive-definite A (only its lower triangle is read);
     upper=True gives U = L^T, read from A's upper triangle."""
+    if not isinstance(upper, builtins.bool):
+        raise TypeError(f"linalg_cholesky(): argument 'upper' must be bool, not {type(upper).__name__}")
     _square("cholesky", A)
     return Cholesky.apply(A, upper)
 
