@@ -4,6 +4,7 @@ small callable run in both libraries and compared by test_mistakes_vs_torch.py's
 and text, warnings, plain return values).
 """
 
+import numpy as np
 import pytest
 
 import minigrad as mg
@@ -75,6 +76,17 @@ def _saved_tanh_modified(L):
     b.sum().backward()
 
 
+def _backward_create_graph(L):
+    was = L.is_warn_always_enabled()  # (PyTorch says it once a process: every time here, whatever ran before)
+    L.set_warn_always(True)
+    try:
+        x = _x(L)
+        (x * x).sum().backward(create_graph=True)
+    finally:
+        L.set_warn_always(was)
+    return x.grad.tolist()
+
+
 def _inplace_leaf(L, op):
     op(_x(L))
 
@@ -123,6 +135,19 @@ def _pack(L, lengths, **kw):
 
 def _stft(L, **kw):
     return _shape(L.stft(L.ones(64), 16, **kw))
+
+
+def _ds(L, n=10):
+    return L.utils.data.TensorDataset(L.arange(n))
+
+
+def _dl(L, ds=None, **kw):
+    loader = L.utils.data.DataLoader(ds if ds is not None else _ds(L), **kw)
+    return [tuple(b[0].tolist()) if isinstance(b, list) else b for b in loader]
+
+
+def _iterable(L):
+    return type("It", (L.utils.data.IterableDataset,), {"__iter__": lambda self: iter([1])})()
 
 
 CASES = {
@@ -354,7 +379,7 @@ CASES = {
  "stft_real": lambda L: _stft(L, window=L.hann_window(16), return_complex=False),
  "stft_window_size": lambda L: _stft(L, window=L.hann_window(8), return_complex=True),
  "stft_ok": lambda L: _stft(L, window=L.hann_window(16), return_complex=True),
- # --- found in a second pass
+ # --- a second pass: shapes, dtypes, creation, autograd state
  "einsum_repeat_out": lambda L: L.einsum("ij->ii", L.ones(2, 2)),
  "einsum_bad_char": lambda L: L.einsum("i1->i", L.ones(2, 2)),
  "einsum_ellipsis_two": lambda L: L.einsum("...i...->i", L.ones(2, 2)),
@@ -544,11 +569,174 @@ CASES = {
  "repeat_neg_0": lambda L: tuple(L.ones(0).repeat(-1).shape),
  "set_grad_enabled_np": lambda L: L.set_grad_enabled(__import__("numpy").True_),
  "set_grad_enabled_tensor": lambda L: L.set_grad_enabled(L.tensor(True)),
+ # --- a third pass: autograd state, nn.utils and data, linalg / fft / special, dtypes
+ "backward_retain_false_then_grad": lambda L: (lambda y: (y.backward(), L.autograd.grad(y, [])))(_x(L).exp().sum()),
+ "autograd_grad_twice": lambda L: (lambda x: (lambda y: (L.autograd.grad(y, x), L.autograd.grad(y, x)))(x.exp().sum()))(_x(L)),
+ "backward_create_graph_warn": _backward_create_graph,
+ "grad_of_int_leaf": lambda L: L.autograd.grad(L.ones(2).sum(), L.ones(2)),
+ "inplace_on_expand": lambda L: L.ones(1, 3).expand(2, 3).add_(1),
+ "inplace_on_expand_grad": lambda L: (_x(L) * 1).expand(2, 3).mul_(2),
+ "view_of_leaf_inplace_no_grad_ok": lambda L: (lambda x: (x.detach()[:2].mul_(2), x.tolist())[1])(_x(L)),
+ "leaf_data_inplace_ok": lambda L: (lambda x: (x.data.mul_(2), x.tolist())[1])(_x(L)),
+ "unbind_view_inplace": lambda L: (_x(L) * 1).unbind()[0].mul_(2),
+ "split_view_inplace": lambda L: (L.ones(4, requires_grad=True) * 1).split(2)[0].mul_(2),
+ "chunk_view_inplace": lambda L: (L.ones(4, requires_grad=True) * 1).chunk(2)[0].mul_(2),
+ "requires_grad_on_view": lambda L: L.ones(4)[:2].requires_grad_(),
+ "grad_fn_name_after_inplace": lambda L: (lambda y: (y.add_(1), type(y.grad_fn).__name__)[1])(_x(L) * 2),
+ "backward_on_detached": lambda L: (_x(L) * 2).detach().sum().backward(),
+ "backward_inputs_nonleaf": lambda L: (lambda x: (lambda y: y.sum().backward(inputs=[y]))(x * 2))(_x(L)),
+ "numpy_force_ok": lambda L: _x(L).numpy(force=True).tolist(),
+ "numpy_of_view_grad": lambda L: _x(L)[:2].numpy(),
+ "tolist_nograd": lambda L: (_x(L) * 2).tolist(),
+ "item_of_grad_scalar": lambda L: (_x(L, 1) * 2).item(),
+ "clip_norm_empty": lambda L: float(L.nn.utils.clip_grad_norm_([], 1.0)),
+ "clip_norm_no_grads": lambda L: float(L.nn.utils.clip_grad_norm_([L.nn.Parameter(L.ones(2))], 1.0)),
+ "clip_norm_tensor_param": lambda L: float(L.nn.utils.clip_grad_norm_(L.nn.Parameter(L.ones(2)), 1.0)),
+ "clip_norm_negative_max": lambda L: (lambda p: (setattr(p, "grad", L.ones(2)), float(L.nn.utils.clip_grad_norm_([p], -1.0)), p.grad.tolist())[1:])(L.nn.Parameter(L.ones(2))),
+ "clip_norm_generator": lambda L: float(L.nn.utils.clip_grad_norm_((p for p in [L.nn.Parameter(L.ones(2))]), 1.0)),
+ "parameters_to_vector_ok": lambda L: L.nn.utils.parameters_to_vector([L.ones(2), L.ones(3)]).tolist(),
+ "vector_to_parameters_not_tensor": lambda L: L.nn.utils.vector_to_parameters([1.0], [L.ones(1)]),
+ "vector_to_parameters_short": lambda L: L.nn.utils.vector_to_parameters(L.ones(2), [L.ones(3)]),
+ "pad_sequence_padding_side": lambda L: L.nn.utils.rnn.pad_sequence([L.ones(2)], padding_side="middle"),
+ "pad_sequence_tensor": lambda L: tuple(L.nn.utils.rnn.pad_sequence(L.ones(2, 3)).shape),
+ "pad_sequence_not_tensor": lambda L: L.nn.utils.rnn.pad_sequence([[1, 2], [3]]),
+ "pack_sequence_unsorted": lambda L: L.nn.utils.rnn.pack_sequence([L.ones(2), L.ones(3)]),
+ "pack_lengths_float_tensor": lambda L: _pack(L, L.tensor([3.0, 2.0])).batch_sizes.tolist(),
+ "pack_lengths_float_list": lambda L: L.nn.utils.rnn.pack_padded_sequence(L.ones(3, 2, 4), [3.0, 2.0]).batch_sizes.tolist(),
+ "pack_lengths_batch_first": lambda L: L.nn.utils.rnn.pack_padded_sequence(L.ones(2, 3, 4), [3, 2], batch_first=True).batch_sizes.tolist(),
+ "pad_packed_total_short": lambda L: L.nn.utils.rnn.pad_packed_sequence(L.nn.utils.rnn.pack_padded_sequence(L.ones(3, 2, 4), [3, 2]), total_length=2),
+ "random_split_generator_ok": lambda L: [len(s) for s in L.utils.data.random_split(range(5), [2, 3])],
+ "random_split_float_sum_under": lambda L: L.utils.data.random_split(range(10), [0.5, 0.4]),
+ "random_split_negative_frac": lambda L: L.utils.data.random_split(range(10), [1.5, -0.5]),
+ "random_split_empty_lengths": lambda L: L.utils.data.random_split(range(10), []),
+ "dl_batch_size_str": lambda L: _dl(L, batch_size="4"),
+ "dl_batch_size_none_ok": lambda L: len(_dl(L, batch_size=None)),
+ "dl_sampler_not_iterable": lambda L: _dl(L, sampler=5),
+ "dl_collate_not_callable": lambda L: _dl(L, collate_fn=5),
+ "dl_shuffle_str": lambda L: _dl(L, shuffle="yes"),
+ "dl_list_dataset_ok": lambda L: [b.tolist() for b in L.utils.data.DataLoader([1, 2, 3], batch_size=2)],
+ "dl_ragged_dataset": lambda L: list(L.utils.data.DataLoader([L.ones(2), L.ones(3)], batch_size=2)),
+ "dl_dict_mixed": lambda L: list(L.utils.data.DataLoader([{"a": 1}, {"a": "x"}], batch_size=2)),
+ "dl_none_items": lambda L: list(L.utils.data.DataLoader([None, None], batch_size=2)),
+ "dl_len_iterable": lambda L: len(L.utils.data.DataLoader(_iterable(L))),
+ "dl_iterable_shuffle": lambda L: L.utils.data.DataLoader(_iterable(L), shuffle=True),
+ "dl_iterable_sampler": lambda L: L.utils.data.DataLoader(_iterable(L), sampler=[0]),
+ "subset_list_oob": lambda L: L.utils.data.Subset(_ds(L, 3), [0, 7])[1],
+ "subset_getitems_ok": lambda L: len(L.utils.data.Subset(_ds(L, 3), [0, 2])),
+ "concat_empty": lambda L: L.utils.data.ConcatDataset([]),
+ "concat_iterable": lambda L: L.utils.data.ConcatDataset([_iterable(L)]),
+ "concat_oob": lambda L: L.utils.data.ConcatDataset([_ds(L, 2), _ds(L, 2)])[5],
+ "concat_neg_oob": lambda L: L.utils.data.ConcatDataset([_ds(L, 2)])[-5],
+ "tensordataset_not_tensor": lambda L: L.utils.data.TensorDataset([1, 2]),
+ "tensordataset_0d": lambda L: L.utils.data.TensorDataset(L.tensor(1.0)),
+ "weighted_sampler_zero_n": lambda L: L.utils.data.WeightedRandomSampler([1.0], 0),
+ "weighted_sampler_no_replace": lambda L: list(L.utils.data.WeightedRandomSampler([1.0, 1.0], 3, replacement=False)),
+ "batch_sampler_drop_last_str": lambda L: L.utils.data.BatchSampler(range(3), 2, drop_last="no"),
+ "batch_sampler_size_float": lambda L: L.utils.data.BatchSampler(range(3), 2.0, drop_last=False),
+ "random_sampler_replacement_str": lambda L: L.utils.data.RandomSampler(range(3), replacement="yes"),
+ "random_sampler_num_samples_replace": lambda L: L.utils.data.RandomSampler(range(3), num_samples=0, replacement=True),
+ "default_collate_numpy_obj": lambda L: L.utils.data.default_collate([np.array(["a"]), np.array(["b"])]),
+ "default_collate_empty": lambda L: L.utils.data.default_collate([]),
+ "inv_empty_ok": lambda L: tuple(L.linalg.inv(L.ones(0, 0)).shape),
+ "inv_ex_ok": lambda L: L.linalg.inv_ex(L.zeros(2, 2)).info.item(),
+ "cholesky_ex_ok": lambda L: L.linalg.cholesky_ex(-L.eye(2)).info.item(),
+ "cholesky_upper_word": lambda L: L.linalg.cholesky(L.eye(2), upper="yes"),
+ "solve_batch_singular": lambda L: L.linalg.solve(L.stack([L.eye(2), L.zeros(2, 2)]), L.ones(2, 2)),
+ "solve_dtype": lambda L: L.linalg.solve(L.eye(2), L.ones(2, dtype=L.float64)),
+ "solve_int": lambda L: L.linalg.solve(L.eye(2, dtype=L.long), L.ones(2, dtype=L.long)),
+ "det_batch_nonsquare": lambda L: L.linalg.det(L.ones(3, 2, 3)),
+ "slogdet_nonsquare": lambda L: L.linalg.slogdet(L.ones(2, 3)),
+ "logdet_nonsquare": lambda L: L.logdet(L.ones(2, 3)),
+ "eigh_long": lambda L: L.linalg.eigh(L.eye(2, dtype=L.long)),
+ "eigvalsh_nonsquare": lambda L: L.linalg.eigvalsh(L.ones(2, 3)),
+ "eig_nonsquare": lambda L: L.linalg.eig(L.ones(2, 3)),
+ "svd_1d": lambda L: L.linalg.svd(L.ones(3)),
+ "qr_mode": lambda L: L.linalg.qr(L.eye(2), mode="full"),
+ "pinv_1d": lambda L: L.linalg.pinv(L.ones(3)),
+ "matrix_power_nonsquare": lambda L: L.linalg.matrix_power(L.ones(2, 3), 2),
+ "matrix_power_neg_singular": lambda L: L.linalg.matrix_power(L.zeros(2, 2), -1),
+ "matrix_rank_1d": lambda L: L.linalg.matrix_rank(L.ones(3)),
+ "vector_norm_int": lambda L: L.linalg.vector_norm(L.ones(3, dtype=L.long)),
+ "norm_dim_3": lambda L: L.linalg.norm(L.ones(2, 2, 2), dim=(0, 1, 2)),
+ "norm_ord_vector_fro": lambda L: L.linalg.norm(L.ones(3), ord="fro"),
+ "cross_dim_size": lambda L: L.linalg.cross(L.ones(2), L.ones(2)),
+ "lstsq_rows": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(4, 1)),
+ "fft_n_negative": lambda L: L.fft.fft(L.ones(4), n=-1),
+ "fft_0d": lambda L: L.fft.fft(L.tensor(1.0)),
+ "fft_int_ok": lambda L: str(L.fft.fft(L.ones(4, dtype=L.long)).dtype).split(".")[1],
+ "rfft_n_zero": lambda L: L.fft.rfft(L.ones(4), n=0),
+ "fft2_1d": lambda L: L.fft.fft2(L.ones(4)),
+ "fftn_s_dim_len": lambda L: L.fft.fftn(L.ones(4, 4), s=(4,), dim=(0, 1)),
+ "fftn_dim_repeat": lambda L: L.fft.fftn(L.ones(4, 4), dim=(0, 0)),
+ "ifft_norm_word": lambda L: L.fft.ifft(L.ones(4), norm="none"),
+ "fftshift_dim_oob": lambda L: L.fft.fftshift(L.ones(4), dim=2),
+ "fftfreq_zero": lambda L: L.fft.fftfreq(0).tolist(),
+ "fftfreq_negative": lambda L: L.fft.fftfreq(-1),
+ "stft_2d_window": lambda L: L.stft(L.ones(64), 16, window=L.ones(16, 1), return_complex=True),
+ "stft_hop_zero": lambda L: L.stft(L.ones(64), 16, hop_length=0, window=L.hann_window(16), return_complex=True),
+ "stft_n_fft_big": lambda L: L.stft(L.ones(8), 16, window=L.hann_window(16), return_complex=True, center=False),
+ "stft_3d": lambda L: L.stft(L.ones(2, 2, 64), 16, window=L.hann_window(16), return_complex=True),
+ "istft_real_input": lambda L: L.istft(L.ones(9, 5), 16, window=L.hann_window(16)),
+ "hann_window_negative": lambda L: L.hann_window(-1),
+ "hann_window_long": lambda L: L.hann_window(4, dtype=L.long),
+ "special_zeta_long_ok": lambda L: round(L.special.zeta(L.tensor([2.0]), L.tensor([1.0])).item(), 4),
+ "special_logit_eps": lambda L: L.special.logit(L.tensor([0.0]), eps=0.6).tolist(),
+ "special_polygamma_neg": lambda L: L.special.polygamma(-1, L.ones(1)),
+ "special_multigammaln_p": lambda L: L.special.multigammaln(L.ones(2), 3),
+ "special_multigammaln_p0": lambda L: L.special.multigammaln(L.ones(2) * 3, 0),
+ "special_softmax_no_dim": lambda L: L.special.softmax(L.ones(2)),
+ "special_xlogy_ok": lambda L: L.special.xlogy(L.zeros(1), L.zeros(1)).tolist(),
+ "cat_bool_float_ok": lambda L: str(L.cat([L.ones(1, dtype=L.bool), L.ones(1)]).dtype).split(".")[1],
+ "stack_mixed_ok": lambda L: str(L.stack([L.ones(1, dtype=L.long), L.ones(1)]).dtype).split(".")[1],
+ "index_put_long_into_float_ok": lambda L: (lambda t: (t.__setitem__(0, L.tensor(2)), t.tolist())[1])(L.zeros(2)),
+ "setitem_float_into_long": lambda L: (lambda t: (t.__setitem__(0, 2.7), t.tolist())[1])(L.zeros(2, dtype=L.long)),
+ "setitem_tensor_float_into_long": lambda L: (lambda t: (t.__setitem__(0, L.tensor(2.7)), t.tolist())[1])(L.zeros(2, dtype=L.long)),
+ "copy_float_into_long": lambda L: L.zeros(2, dtype=L.long).copy_(L.tensor([1.7, 2.2])).tolist(),
+ "fill_float_into_bool": lambda L: L.zeros(2, dtype=L.bool).fill_(0.5).tolist(),
+ "masked_fill_float_into_long": lambda L: L.zeros(2, dtype=L.long).masked_fill(L.ones(2, dtype=L.bool), 1.5).tolist(),
+ "masked_fill_tensor_float_into_long": lambda L: L.zeros(2, dtype=L.long).masked_fill(L.ones(2, dtype=L.bool), L.tensor(1.5)),
+ "index_add_float_into_long": lambda L: L.zeros(2, dtype=L.long).index_add_(0, L.tensor([0]), L.ones(1)),
+ "scatter_add_float_into_long": lambda L: L.zeros(2, dtype=L.long).scatter_add_(0, L.tensor([0]), L.ones(1)),
+ "addcmul_inplace_long": lambda L: L.zeros(2, dtype=L.long).addcmul_(L.ones(2), L.ones(2), value=0.5),
+ "clamp_inplace_float_min_long": lambda L: L.arange(3).clamp_(min=L.tensor(0.5)),
+ "where_inplace_dtype": lambda L: L.zeros(2, dtype=L.long).copy_(L.where(L.ones(2) > 0, 0.5, 1.0)).tolist(),
+ "matmul_bool": lambda L: L.ones(2, 2, dtype=L.bool) @ L.ones(2, 2, dtype=L.bool),
+ "matmul_long_ok": lambda L: (L.ones(2, 2, dtype=L.long) @ L.ones(2, 2, dtype=L.long)).tolist(),
+ "mm_half_float": lambda L: L.mm(L.ones(2, 2, dtype=L.float16), L.ones(2, 2)),
+ "linear_long_weight_input": lambda L: F(L).linear(L.ones(2, 2, dtype=L.long), L.ones(2, 2, dtype=L.long)).tolist(),
+ "conv_long": lambda L: F(L).conv1d(L.ones(1, 1, 4, dtype=L.long), L.ones(1, 1, 2, dtype=L.long)),
+ "layer_norm_long": lambda L: F(L).layer_norm(L.ones(2, 3, dtype=L.long), (3,)),
+ "dropout_long": lambda L: F(L).dropout(L.ones(3, dtype=L.long), 0.5),
+ "gelu_long": lambda L: F(L).gelu(L.ones(3, dtype=L.long)),
+ "relu_long_ok": lambda L: F(L).relu(L.ones(3, dtype=L.long)).tolist(),
+ "tanh_long_ok": lambda L: str(L.ones(3, dtype=L.long).tanh().dtype).split(".")[1],
+ "log_softmax_bool": lambda L: F(L).log_softmax(L.ones(3, dtype=L.bool), 0),
+ "sum_dtype_narrow": lambda L: L.ones(3).sum(dtype=L.long).tolist(),
+ "mean_bool": lambda L: L.ones(3, dtype=L.bool).mean(),
+ "median_bool": lambda L: L.ones(3, dtype=L.bool).median(),
+ "argmax_bool_ok": lambda L: L.tensor([False, True]).argmax().item(),
+ "topk_bool": lambda L: L.ones(3, dtype=L.bool).topk(1),
+ "sort_bool_ok": lambda L: L.tensor([True, False]).sort().values.tolist(),
+ "cumsum_long_float_dtype_ok": lambda L: L.arange(3).cumsum(0, dtype=L.float32).tolist(),
+ "lerp_long": lambda L: L.lerp(L.ones(2, dtype=L.long), L.ones(2, dtype=L.long), 0.5),
+ "erf_bool_ok": lambda L: str(L.ones(2, dtype=L.bool).erf().dtype).split(".")[1],
+ "floor_long_ok": lambda L: L.arange(3).floor().tolist(),
+ "round_decimals_long": lambda L: L.arange(3).round(decimals=1),
+ "bitwise_shift_float": lambda L: L.ones(2) << 1,
+ "remainder_bool": lambda L: L.ones(2, dtype=L.bool) % 2,
+ "pow_long_negative_scalar": lambda L: L.arange(1, 3).pow(-1),
+ "pow_long_neg_tensor_ok": lambda L: L.arange(1, 3).pow(L.tensor([-1])).tolist(),
+ "div_long_zero_ok": lambda L: (L.arange(2) / 0).tolist(),
+ "floor_divide_long_zero": lambda L: L.arange(2) // 0,
+ "remainder_long_zero": lambda L: L.arange(2) % 0,
+ "fmod_long_zero": lambda L: L.arange(2).fmod(0),
 }
 
 
 # deliberate differences, each with minigrad's own one line and why
 DELIBERATE = {
+    "conv_long": (NotImplementedError, '"conv1d" not implemented for minigrad.int64: pass a floating point tensor',
+                  "minigrad's convolutions are floating point only, where PyTorch's CPU convolves int64 too"),
     "pack_lengths_long_sequence": (RuntimeError, "pack_padded_sequence: a length of 4 is longer than the input's "
                                                  "3 steps", "PyTorch packs steps past the input's end (memory "
                                                             "outside the tensor); minigrad refuses them"),
