@@ -640,11 +640,23 @@ def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=
                 raise TypeError(invalid_arguments("arange", (), _ARANGE_OVERLOADS))
             raise TypeError('arange() missing 1 required positional arguments: "end"')
         start = 0
-    dtype = dtype_argument(dtype, "arange", (start,) if end is None else (start, end) if step == 1 else (start, end, step))
+    given = (start,) if end is None else (start, end) if not isinstance(step, Tensor) and step == 1 else (start, end, step)
+    dtype = dtype_argument(dtype, "arange", given)
+    # a bound held in a 0-d tensor (`arange(lengths.max())`) counts as its number: an integer tensor's is an int
+    if builtins.any(isinstance(v, Tensor) and v.numel() != 1 for v in given):
+        if end is None:
+            raise TypeError("arange(): argument 'end' (position 1) must be Number, not Tensor")
+        raise TypeError(invalid_arguments("arange", given, _ARANGE_OVERLOADS))
     if end is None:
         start, end = 0, start
-    # a bound held in a 0-d tensor (`arange(lengths.max())`) counts as its number: an integer tensor's is an int
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    kind = None if dtype is None else np.dtype(_dt(dtype))
+    if kind == np.bool_:
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    if kind == np.int64 and builtins.all(map(math.isfinite, (start, end, step))):
+        if builtins.int(step) == 0 != step:  # (PyTorch's int64 range truncates its bounds and step first)
+            raise ValueError("step must be nonzero")
+        start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
     if dtype is None:
         is_int = builtins.all(isinstance(v, (builtins.int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if is_int else None
@@ -693,10 +705,27 @@ def _made_in_capture(device):
     return recording.hook.recorder is not None and module_for(device) is np
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+def _space_overloads(base=""):
+    keywords = ("*, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+                "None, bool pin_memory = False, bool requires_grad = False")
+    return tuple(f"{a} start, {b} end, int steps, {base}{keywords}"
+                 for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"), ("Number", "Number")))
+
+
+def _steps_argument(fn, args):
+    """PyTorch's argument parser's refusal of `steps` missing, or not an int (`steps=n / 2`, a bool)."""
+    steps = args[2]
+    if steps is None or isinstance(steps, (builtins.bool, builtins.float, np.bool_, np.floating)):
+        raise TypeError(invalid_arguments(fn, [a for a in args if a is not None],
+                                          _space_overloads("float base = 10.0, " if fn == "logspace" else "")))
+
+
+def linspace(start, end, steps=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """`steps` evenly spaced values from start to end (an integer dtype truncates, as PyTorch)."""
     if layout is not None or pin_memory is not False:
         placement_argument("linspace", layout, pin_memory, "linspace.out")
+    if type(steps) is not builtins.int:
+        _steps_argument("linspace", (start, end, steps))
     dtype = dtype_argument(dtype, "linspace", (start, end, steps))
     if _made_in_capture(device):
         return recording.hook.recorder.on_call(_linspace, start, end, steps, _dt(dtype), None, requires_grad)
@@ -771,7 +800,8 @@ def _float_ramp(start, end, steps, dt):
         return (mul * k + add).astype(dt)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+def logspace(start, end, steps=None, base=10.0, *, dtype=None, device=None, requires_grad=False, layout=None,
+             pin_memory=False):
     """`steps` values base**e, the exponents e evenly spaced from start to end (an integer dtype truncates).
 
     As PyTorch: the exponents are stepped in double from both ends toward the middle (start + step*i
@@ -780,6 +810,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     not integers may differ in the last place)."""
     if layout is not None or pin_memory is not False:
         placement_argument("logspace", layout, pin_memory, "logspace.out")
+    if type(steps) is not builtins.int:
+        _steps_argument("logspace", (start, end, steps) if base == 10.0 else (start, end, steps, base))
     dtype = dtype_argument(dtype, "logspace", (start, end, steps) if base == 10.0 else (start, end, steps, base))
     if _made_in_capture(device):
         return recording.hook.recorder.on_call(_logspace, start, end, steps, base, _dt(dtype), None, requires_grad)
@@ -943,12 +975,13 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
         return Tensor._wrap(random.integers(rng, low, high, _size((size,), "randint")))
     dtype = dtype_argument(dtype, "randint", tuple(a for a in (low, high, size) if a is not None))
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        if isinstance(low, (builtins.float, np.floating)):
+            raise TypeError(f"randint(): argument 'high' (position 1) must be int, not {type_name(low)}")
         low, high, size = 0, low, high
     if size is None and isinstance(high, (builtins.int, np.integer)):  # (randint(10, 3): the size as an int)
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type_name(high)}")
-    if size is None:
-        raise TypeError("randint() missing required argument 'size'")
-    if not isinstance(size, (tuple, list)) or isinstance(low, (tuple, list)):
+    if size is None or not isinstance(size, (tuple, list)) or isinstance(low, (tuple, list)) \
+            or builtins.any(isinstance(b, (builtins.float, np.floating)) for b in (low, high)):
         raise TypeError(invalid_arguments("randint", [a for a in (low, high, size) if a is not None], _RANDINT_OVERLOADS))
     if high is None:
         low, high = 0, low

@@ -118,6 +118,8 @@ def _plan(x, s, dim, one_sided_out=False):
         dim = range(x.ndim) if s is None else range(x.ndim - len(s), x.ndim)
         if s is not None and len(s) > x.ndim:
             raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has {x.ndim} dimensions.")
+    if x.ndim == 0 and len(dim):  # (an fft takes no 0-d tensor as 1-d, as other ops' dims do)
+        raise IndexError(f"Dimension specified as {dim[0]} but tensor has no dimensions")
     dims = tuple(normalize_dim(d, x.ndim) for d in dim)
     if len(set(dims)) != len(dims):
         raise RuntimeError("FFT dims must be unique")
@@ -182,6 +184,8 @@ def _c2r(input, s, dim, norm):
 
 
 def _one(n):
+    if n is not None and n < 1:  # (a 1-D transform's n; fftn's s may say -1 for "the input's length")
+        raise RuntimeError(f"Invalid number of data points ({n}) specified")
     return None if n is None else (n,)
 
 
@@ -275,7 +279,9 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None):
 def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False, **kw):
     from .factory import tensor
 
-    return tensor(np.fft.fftfreq(n, d), dtype=dtype_argument(dtype, "fft_fftfreq") or default_float, requires_grad=requires_grad)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    return tensor(np.fft.fftfreq(n, d) if n else np.zeros(0), dtype=dtype_argument(dtype, "fft_fftfreq") or default_float, requires_grad=requires_grad)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False, **kw):
@@ -284,13 +290,18 @@ def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False, **kw):
     return tensor(np.fft.rfftfreq(n, d), dtype=dtype_argument(dtype, "fft_rfftfreq") or default_float, requires_grad=requires_grad)
 
 
-def fftshift(input, dim=None):
+def _shift_dims(input, dim):
     dims = tuple(range(input.ndim)) if dim is None else (dim if isinstance(dim, (tuple, list)) else (dim,))
+    return tuple(normalize_dim(d, input.ndim) for d in dims)
+
+
+def fftshift(input, dim=None):
+    dims = _shift_dims(input, dim)
     return input.roll([input.shape[d] // 2 for d in dims], tuple(dims))
 
 
 def ifftshift(input, dim=None):
-    dims = tuple(range(input.ndim)) if dim is None else (dim if isinstance(dim, (tuple, list)) else (dim,))
+    dims = _shift_dims(input, dim)
     return input.roll([-(input.shape[d] // 2) for d in dims], tuple(dims))
 
 

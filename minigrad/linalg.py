@@ -29,6 +29,8 @@ def norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
     from .ops.reduction import norm
 
     dtype = dtype_argument(dtype, "linalg_norm", (x,))
+    if isinstance(dim, (tuple, list)) and len(dim) not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
     if dim is None and ord is not None:
         if isinstance(ord, str) or x.array.ndim == 2:
             dim = (-2, -1)

@@ -17,6 +17,7 @@ from .ops import log_softmax as _log_softmax
 from .ops import sigmoid as expit
 from .ops import softmax as _softmax
 from .ops.out import take_out
+from .ops.reduction import _softmax_dim
 from .tensor import dtype_argument
 from .ops.special_ops import (  # noqa: F401
     bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
@@ -30,13 +31,15 @@ from .ops.special_ops import (  # noqa: F401
 psi = digamma
 
 
-def softmax(input, dim, *, dtype=None):
+def softmax(input, dim=None, *, dtype=None):
     """softmax along `dim` (required here, as in torch.special), optionally computed in `dtype`."""
+    _softmax_dim(input, dim, "special_softmax")
     return _softmax(input, dim, dtype=dtype_argument(dtype, "special_softmax"))
 
 
-def log_softmax(input, dim, *, dtype=None):
+def log_softmax(input, dim=None, *, dtype=None):
     """log_softmax along `dim` (required here, as in torch.special), optionally computed in `dtype`."""
+    _softmax_dim(input, dim, "special_log_softmax")
     return _log_softmax(input, dim, dtype=dtype_argument(dtype, "special_log_softmax"))
 
 

@@ -135,6 +135,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     grads = _make_grads(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph and accumulate:
+        _warn_reference_cycle()
 
     # this thread's autograd state through its thread-local's own dict: an item there costs half an attribute of
     # the thread-local (as in Function.apply)
@@ -471,6 +473,18 @@ def _is_checkpoint_valid():
     return state.checkpoint_valid
 
 
+def _warn_reference_cycle():
+    """PyTorch's warning, once a process, for backward() with create_graph=True: each leaf's .grad then holds a
+    graph leading back to the leaf."""
+    from ..ops._util import warn_once  # (the one TORCH_WARN_ONCE mechanism; the ops sit above the engine)
+
+    warn_once("backward_create_graph", "Using backward() with create_graph=True will create a reference cycle "
+              "between the parameter and its gradient which can cause a memory leak. We recommend using "
+              "autograd.grad when creating the graph to avoid this. If you have to use this function, make sure to "
+              "reset the .grad fields of your parameters to None after use to break the cycle and avoid the leak.",
+              stacklevel=4)
+
+
 def _run_with_inputs(outputs, grad_outputs, retain_graph, create_graph, capture):
     saved, state.checkpoint_valid = state.checkpoint_valid, False
     try:
@@ -500,6 +514,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         _roots(list(tensors))  # (the roots are checked first, as PyTorch checks them)
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     edges = [t._edge() for t in inputs]
+    if create_graph:
+        _warn_reference_cycle()
     captured = _run_with_inputs(list(tensors), grad_tensors, retain_graph, create_graph, set(edges))
     # accumulate as the engine's AccumulateGrad does: in grad mode only with create_graph
     prev_mode = state.grad_enabled

@@ -125,8 +125,11 @@ class set_grad_enabled(_GradModeContext):
     """`set_grad_enabled(mode)`: sets grad mode at once, and restores it on exit if used with `with`."""
 
     def __init__(self, mode):
+        if not isinstance(mode, bool):  # (`set_grad_enabled(0)`, a string: PyTorch's argument parser refuses)
+            from ..tensor import type_name
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type_name(mode)}")
         self.prev = state.grad_enabled
-        self.mode = bool(mode)
+        self.mode = mode
         state.grad_enabled = self.mode
 
     def __call__(self, func):

@@ -55,8 +55,11 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the same "
                            f"number of dims as destination ({dst} dims)")
-    src = [normalize_dim(d, nd) for d in src]
-    dst = [normalize_dim(d, nd) for d in dst]
+    src, given_src = [normalize_dim(d, nd) for d in src], src
+    dst, given_dst = [normalize_dim(d, nd) for d in dst], dst
+    for word, dims, given in (("source", src, given_src), ("destination", dst, given_dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{word}` ({given})")
     if nd == 0:
         return shape_ops.reshape(input, ())
     order = [d for d in range(nd) if d not in src]
@@ -75,12 +78,16 @@ def narrow(input, dim, start, length):
     """The slice start:start+length of `dim` (a view)."""
     if input.array.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d]
     start = builtins.int(start)
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
         start += n
-    if not 0 <= start <= n or length < 0 or start + length > n:
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     index = (slice(None),) * d + (slice(start, start + length),)  # (a SliceBackward0 even when it takes all, as PyTorch)
     return shape_ops._share_version(indexing_ops.Slice.apply(input, index, False), input)
@@ -91,7 +98,11 @@ def select(input, dim, index):
     if not input.array.ndim:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = normalize_dim(dim, input.array.ndim)
-    return input[(slice(None),) * d + (builtins.int(index),)]
+    index = builtins.int(index)
+    if not -input.array.shape[d] <= index < input.array.shape[d]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.array.shape)} at "
+                         f"dimension {d}")
+    return input[(slice(None),) * d + (index,)]
 
 
 def _scalar_type(t):
@@ -188,6 +199,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
     if _fused_product(input, mat1, mat2, _mm_shape):
         return fused.Addmm.apply(input, mat1, mat2, beta, alpha)
+    for name, m in (("mat1", mat1), ("mat2", mat2)):  # (mm's own texts say "self", "mat2")
+        if isinstance(m, Tensor) and m.array.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.array.ndim}-D tensor")
     return _add(input, matmul.mm(mat1, mat2), beta, alpha)
 
 
@@ -729,8 +743,8 @@ def median(input, dim=None, keepdim=False):
         complex_ops.refuse("median" if dim is None else "median_dim", input)
     if dim is not None:
         normalize_dim(dim, input.array.ndim)
-    if input.array.dtype == np.bool_:
-        raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
+    if input.array.dtype == np.bool_:  # (PyTorch's kernel names: the whole tensor's, or along a dim)
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
     if dim is None:
         return _median_all(MedianAll, input)
     return _median_dim(input, dim, keepdim)
@@ -742,8 +756,8 @@ def nanmedian(input, dim=None, keepdim=False):
         complex_ops.refuse("median" if dim is None else "median_dim", input)
     if dim is not None:
         normalize_dim(dim, input.array.ndim)
-    if input.array.dtype == np.bool_:
-        raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
+    if input.array.dtype == np.bool_:  # (PyTorch's kernel names: the whole tensor's, or along a dim)
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
     if dim is None:
         return _median_all(NanmedianAll, input)
     return _nanmedian_dim(input, dim, keepdim)
@@ -829,14 +843,20 @@ def _flat(tensors):
     return list(tensors)
 
 
+def _non_empty(name, tensors):
+    if not len(tensors):
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
 def hstack(tensors):
-    ts = atleast_1d(*tensors)
+    ts = atleast_1d(*_non_empty("hstack", tensors))
     ts = [ts] if isinstance(ts, Tensor) else list(ts)
     return shape_ops.cat(ts, 0 if ts[0].array.ndim == 1 else 1)
 
 
 def vstack(tensors):
-    ts = atleast_2d(*tensors)
+    ts = atleast_2d(*_non_empty("vstack", tensors))
     return shape_ops.cat([ts] if isinstance(ts, Tensor) else list(ts), 0)
 
 
@@ -844,12 +864,12 @@ row_stack = vstack
 
 
 def dstack(tensors):
-    ts = atleast_3d(*tensors)
+    ts = atleast_3d(*_non_empty("dstack", tensors))
     return shape_ops.cat([ts] if isinstance(ts, Tensor) else list(ts), 2)
 
 
 def column_stack(tensors):
-    ts = [shape_ops.reshape(t, -1, 1) if t.array.ndim <= 1 else t for t in tensors]
+    ts = [shape_ops.reshape(t, -1, 1) if t.array.ndim <= 1 else t for t in _non_empty("column_stack", tensors)]
     return shape_ops.cat(ts, 1)
 
 

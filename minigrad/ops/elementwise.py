@@ -1608,9 +1608,15 @@ def where(condition, input=None, other=None, *, out=None):
         data = condition.array if isinstance(condition, Tensor) else np.asarray(condition)
         xp = array_module(data)
         return tuple(Tensor._wrap(i.astype(np.int64)) for i in xp.nonzero(xp.atleast_1d(data)))
-    if isinstance(condition, _NOT_NUMBERS) or isinstance(input, _NOT_NUMBERS) or isinstance(other, _NOT_NUMBERS):
+    if input is None or other is None:  # (one of the two given: PyTorch's parser names what was)
+        given = [type_name(condition)] + ([type_name(input)] if other is None else [f"other={type_name(other)}"])
+    elif isinstance(condition, _NOT_NUMBERS) or isinstance(input, _NOT_NUMBERS) or isinstance(other, _NOT_NUMBERS):
+        given = [type_name(v) for v in (condition, input, other)]
+    else:
+        given = None
+    if given is not None:
         raise TypeError(f"where() received an invalid combination of arguments - got "
-                        f"({', '.join(map(type_name, (condition, input, other)))}), but expected one of:\n"
+                        f"({', '.join(given)}), but expected one of:\n"
                         " * (Tensor condition)\n * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
                         " * (Tensor condition, Number self, Tensor other)\n * (Tensor condition, Tensor input, Number other)\n"
                         " * (Tensor condition, Number self, Number other)\n")

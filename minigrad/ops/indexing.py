@@ -1344,6 +1344,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
     n = input.array.shape[d] if input.array.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    if not is_sort and input.array.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     if _records_nothing(input):  # (sampling's top-k of logits) the arrays alone, without apply's two-output wrapping
         values, indices = _topk_arrays(input.array, k, d, largest, sorted)
         values, indices = Tensor._output(values, None), Tensor._output(indices, None)

@@ -29,14 +29,14 @@ class LinAlgError(RuntimeError):
     """A linear algebra routine found its input singular or not positive-definite (torch.linalg.LinAlgError)."""
 
 
-def _square(name, A, floating=True):
+def _square(name, A, floating=True, prefix="linalg."):
     if A.array.ndim < 2:
-        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError(f"{prefix}{name}: The input tensor A must have at least 2 dimensions.")
     if A.array.shape[-1] != A.array.shape[-2]:
-        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
+        raise RuntimeError(f"{prefix}{name}: A must be batches of square matrices, but they are "
                            f"{A.array.shape[-2]} by {A.array.shape[-1]} matrices")
     if floating and A.array.dtype.kind not in "fc":
-        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
+        raise RuntimeError(f"{prefix}{name}: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype._legacy[:-6]}")
 
 
@@ -153,6 +153,7 @@ def logdet(input):
     """log det, nan for a negative determinant (as PyTorch); complex: log|det| + i arg(det)."""
     if input.array.dtype.kind not in "fc":
         raise RuntimeError(f"logdet: Expected a floating point or complex tensor as input. Got {_legacy_name(input)}")
+    _square("logdet", input, prefix="")  # (torch.logdet's own name in its texts)
     sign, logabs = slogdet(input)
     from .elementwise import where
 
@@ -173,7 +174,7 @@ def solve(A, B, *, left=True):
     vector = B.array.ndim == 1 or (B.array.ndim == A.array.ndim - 1 and B.array.shape == A.array.shape[:-1])
     n, rows = A.array.shape[-1], (B.array.shape[-1] if vector else B.array.shape[-2] if left else B.array.shape[-1])
     if rows != n:
-        shape_b = f"{B.array.shape[-1]}" if vector else f"{B.array.shape[-2]}x{B.array.shape[-1]}"
+        shape_b = f"{B.array.shape[-1]}x1" if vector else f"{B.array.shape[-2]}x{B.array.shape[-1]}"
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
                            f"({n}x{n} and {shape_b})")
     try:
@@ -434,6 +435,8 @@ class Cholesky(Function):
 def cholesky(A, *, upper=False):
     """L (lower triangular) with A = L L^T for a symmetric positive-definite A (only its lower triangle is read);
     upper=True gives U = L^T, read from A's upper triangle."""
+    if not isinstance(upper, builtins.bool):
+        raise TypeError(f"linalg_cholesky(): argument 'upper' must be bool, not {type(upper).__name__}")
     _square("cholesky", A)
     return Cholesky.apply(A, upper)
 

@@ -196,8 +196,12 @@ def repeat(input, *sizes, **kw):
     sizes = _size_args(sizes)
     if len(sizes) < input.array.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
-    if builtins.any(s < 0 for s in sizes):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(sizes)}: {list(sizes)}")
+    if builtins.any(s < 0 for s in sizes):  # (PyTorch's text names the first negative of the result's shape)
+        shape = (1,) * (len(sizes) - input.array.ndim) + input.array.shape
+        target = [n * s for n, s in zip(shape, sizes)]
+        if builtins.any(t < 0 for t in target):
+            first = next(t for t in target if t < 0)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {first}: {target}")
     return Repeat.apply(input, sizes)
 
 
@@ -437,7 +441,7 @@ def masked_select(input, mask):
     if not isinstance(mask, Tensor) or mask.array.dtype != np.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask (got {getattr(mask, 'dtype', type(mask).__name__)})")
     recording.escape("masked_select, whose result's shape is the mask's count,")
-    shape = broadcast_shapes(input.array.shape, mask.array.shape)
+    shape = broadcast_shapes(mask.array.shape, input.array.shape)  # (the mask first, in PyTorch's text)
     return MaskedSelect.apply(input, mask, shape)
 
 

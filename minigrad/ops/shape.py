@@ -231,9 +231,9 @@ def reshape(input, *shape, **kw):
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim into one."""
     nd = input.array.ndim
+    s, e = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
     if nd == 0:
         return reshape(input, 1)
-    s, e = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:  # (nothing merged: input itself, as PyTorch)

@@ -19,11 +19,14 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     """Stack sequences of lengths L_i (each (L_i, *), trailing dims broadcastable to the first's) into one tensor, padding each to the
     longest with `padding_value` on the right (or the left). Shapes -> (max L, B, *), or (B, max L, *) with
     batch_first. The result has the first sequence's dtype. Differentiable in every sequence."""
-    if padding_side not in ("left", "right"):
-        raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     if isinstance(sequences, Tensor):  # a tensor (B, L, *) is its B sequences, as PyTorch takes it
         sequences = list(sequences.unbind(0))
     sequences = list(sequences)
+    for i, s in enumerate(sequences):  # (PyTorch's argument parser, before the op's own checks)
+        if not isinstance(s, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(s).__name__}")
+    if padding_side not in ("left", "right"):
+        raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
     for s in sequences:
