@@ -20,6 +20,7 @@ from operator import is_not
 import numpy as np
 
 from .._fp_errors import quiet as fp_quiet, restore as fp_restore
+from .._warn_once import warn_once
 from ..device import array_module
 from . import function as _function  # its `Tensor`, bound by minigrad.tensor: no import per call
 from . import grad_mode, recording
@@ -476,13 +477,10 @@ def _is_checkpoint_valid():
 def _warn_reference_cycle():
     """PyTorch's warning, once a process, for backward() with create_graph=True: each leaf's .grad then holds a
     graph leading back to the leaf."""
-    from ..ops._util import warn_once  # (the one TORCH_WARN_ONCE mechanism; the ops sit above the engine)
-
     warn_once("backward_create_graph", "Using backward() with create_graph=True will create a reference cycle "
               "between the parameter and its gradient which can cause a memory leak. We recommend using "
               "autograd.grad when creating the graph to avoid this. If you have to use this function, make sure to "
-              "reset the .grad fields of your parameters to None after use to break the cycle and avoid the leak.",
-              stacklevel=4)
+              "reset the .grad fields of your parameters to None after use to break the cycle and avoid the leak.")
 
 
 def _run_with_inputs(outputs, grad_outputs, retain_graph, create_graph, capture):

@@ -744,8 +744,7 @@ DELIBERATE = {
 
 
 # differences kept for now, each with why
-KEPT = {n: "minigrad's embedding takes ids of every integer width by design (nn/_functional/linear.py's "
-           "check_embedding_ids), where PyTorch takes int64 and int32 only" for n in ("embedding_int16", "embedding_uint8")}
+KEPT = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KEPT[n], strict=True)) if n in KEPT
