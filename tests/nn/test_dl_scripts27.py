@@ -398,3 +398,159 @@ def mistral_checkpointed_training_and_cached_decode(torch, init, backend):
 def test_mistral_rotate_half_sliding_window_finfo_padding_checkpoint_past_cat(torch, backend):
     theirs, ours = both(torch, mistral_checkpointed_training_and_cached_decode, tol=LOOSE, backend=backend)
     assert theirs["same"] and ours["same"]
+
+
+# ---- a Mixtral-like sparse MoE (router, topk + softmax, dispatch by where / index_select, combine by index_add_,
+# a load-balancing loss) with LoRA adapters on the attention projections, merged and unmerged under no_grad -------
+def moe_lora_model(torch, cfg, n_experts=4, top_k=2, r=2, alpha=4):
+    nn, F = torch.nn, torch.nn.functional
+
+    class LoRALinear(nn.Linear):
+        def __init__(self, in_features, out_features, bias=False):
+            super().__init__(in_features, out_features, bias=bias)
+            self.lora_A = nn.Parameter(torch.zeros(r, in_features))
+            self.lora_B = nn.Parameter(torch.zeros(out_features, r))
+            self.scaling = alpha / r
+            self.merged = False
+            nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
+
+        def forward(self, x):
+            out = F.linear(x, self.weight, self.bias)
+            if not self.merged:
+                out = out + (x @ self.lora_A.transpose(0, 1) @ self.lora_B.transpose(0, 1)) * self.scaling
+            return out
+
+        @torch.no_grad()
+        def merge(self, sign=1):
+            self.weight.data += sign * (self.lora_B @ self.lora_A) * self.scaling
+            self.merged = sign > 0
+
+    class Expert(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w1 = nn.Linear(cfg.n_embd, cfg.intermediate_size, bias=False)
+            self.w2 = nn.Linear(cfg.intermediate_size, cfg.n_embd, bias=False)
+            self.w3 = nn.Linear(cfg.n_embd, cfg.intermediate_size, bias=False)
+
+        def forward(self, x):
+            return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+    class SparseMoE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gate = nn.Linear(cfg.n_embd, n_experts, bias=False)
+            self.experts = nn.ModuleList([Expert() for _ in range(n_experts)])
+
+        def forward(self, hidden_states):
+            b, t, d = hidden_states.shape
+            x = hidden_states.view(-1, d)
+            router_logits = self.gate(x)
+            routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+            routing_weights, selected = torch.topk(routing_weights, top_k, dim=-1)
+            routing_weights = routing_weights / routing_weights.sum(dim=-1, keepdim=True)
+            routing_weights = routing_weights.to(x.dtype)
+            final = torch.zeros((b * t, d), dtype=x.dtype, device=x.device)
+            expert_mask = F.one_hot(selected, num_classes=n_experts).permute(2, 1, 0)
+            for e, expert in enumerate(self.experts):
+                idx, top_x = torch.where(expert_mask[e])
+                if top_x.numel() == 0:
+                    continue
+                current = x.index_select(0, top_x)
+                current = expert(current) * routing_weights[top_x, idx, None]
+                final.index_add_(0, top_x, current.to(x.dtype))
+            return final.reshape(b, t, d), router_logits
+
+    def load_balancing_loss(router_logits):
+        probs = F.softmax(router_logits, dim=-1)
+        _, selected = torch.topk(probs, top_k, dim=-1)
+        mask = F.one_hot(selected, n_experts)
+        tokens_per_expert = torch.mean(mask.float(), dim=0)
+        prob_per_expert = torch.mean(probs, dim=0)
+        return torch.sum(tokens_per_expert * prob_per_expert.unsqueeze(0)) * n_experts
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(cfg.n_embd, bias=False), nn.LayerNorm(cfg.n_embd, bias=False)
+            self.qkv = LoRALinear(cfg.n_embd, 3 * cfg.n_embd)
+            self.proj = LoRALinear(cfg.n_embd, cfg.n_embd)
+            self.moe = SparseMoE()
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(cfg.n_embd, dim=2)
+            q, k, v = (z.view(b, t, cfg.n_head, -1).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+            m, router_logits = self.moe(self.ln2(x))
+            return x + m, router_logits
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+            self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
+            self.blocks = nn.ModuleList([Block() for _ in range(cfg.n_layer)])
+            self.ln_f = nn.LayerNorm(cfg.n_embd)
+            self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+
+        def forward(self, idx, targets=None):
+            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
+            aux = 0.0
+            for block in self.blocks:
+                x, router_logits = block(x)
+                aux = aux + load_balancing_loss(router_logits)
+            logits = self.lm_head(self.ln_f(x))
+            loss = None
+            if targets is not None:
+                loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-100)
+            return logits, loss, aux
+
+    return LM(), LoRALinear
+
+
+def moe_lora_fine_tune(torch, init):
+    cfg = Config(n_layer=1, intermediate_size=8)
+    model, LoRALinear = moe_lora_model(torch, cfg)
+    init = start(model, init)
+    with torch.no_grad():  # an adapter that already learned something: B away from its zeros
+        for m in model.modules():
+            if isinstance(m, LoRALinear):
+                m.lora_B.copy_(torch.linspace(-0.3, 0.3, m.lora_B.numel(), dtype=torch.float64).view_as(m.lora_B))
+    for n, p in model.named_parameters():
+        p.requires_grad = "lora_" in n or ".moe.gate." in n
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    rng = np.random.default_rng(2702)
+    idx = torch.tensor(rng.integers(0, cfg.vocab_size, (2, 6)))
+    targets = torch.roll(idx, -1, dims=1)
+    targets[:, -1] = -100
+    losses = []
+    for _ in range(3):
+        _, loss, aux = model(idx, targets)
+        total = loss + 0.01 * aux
+        opt.zero_grad(set_to_none=True)
+        total.backward()
+        opt.step()
+        losses.append([loss, aux])
+    g = grads(model)
+    model.eval()
+    with torch.no_grad():
+        before, _, _ = model(idx)
+        for m in model.modules():
+            if isinstance(m, LoRALinear):
+                m.merge()
+        merged, _, _ = model(idx)
+        merged_weight = model.blocks[0].qkv.weight.clone()
+        for m in model.modules():
+            if isinstance(m, LoRALinear):
+                m.merge(-1)
+        after, _, _ = model(idx)
+    return dict(init=init, trainable=trainable, losses=losses, g=g, params=list(model.parameters()),
+                before=before, merged=merged, merged_weight=merged_weight, after=after,
+                same=bool(torch.allclose(before, merged, atol=1e-10) and torch.allclose(before, after, atol=1e-10)))
+
+
+def test_moe_where_index_select_index_add_aux_loss_lora_merge_unmerge(torch):
+    theirs, ours = both(torch, moe_lora_fine_tune, tol=LOOSE)  # (the router softmax in float32)
+    assert theirs["same"] and ours["same"]
