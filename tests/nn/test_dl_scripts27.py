@@ -554,3 +554,142 @@ def moe_lora_fine_tune(torch, init):
 def test_moe_where_index_select_index_add_aux_loss_lora_merge_unmerge(torch):
     theirs, ours = both(torch, moe_lora_fine_tune, tol=LOOSE)  # (the router softmax in float32)
     assert theirs["same"] and ours["same"]
+
+
+# ---- generation as Hugging Face's utilities do it: a list of logits processors (repetition penalty by gather /
+# scatter, temperature, top-k by topk + masked_fill, top-p by sort + cumsum + scatter back) sampled with given
+# uniforms, then beam search over log_softmax with topk over the flattened beams and the cache reordered ----------
+def tiny_cached_lm(torch, cfg):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)
+            self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd)
+            self.mlp = nn.Sequential(nn.Linear(cfg.n_embd, 2 * cfg.n_embd), nn.GELU(approximate="tanh"),
+                                     nn.Linear(2 * cfg.n_embd, cfg.n_embd))
+            self.ln_1, self.ln_2 = nn.LayerNorm(cfg.n_embd), nn.LayerNorm(cfg.n_embd)
+
+        def forward(self, x, layer_past=None):
+            b, t, c = x.shape
+            q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+            q, k, v = (z.view(b, t, cfg.n_head, -1).transpose(1, 2) for z in (q, k, v))
+            if layer_past is not None:
+                k, v = torch.cat((layer_past[0], k), dim=-2), torch.cat((layer_past[1], v), dim=-2)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=layer_past is None and t > 1)
+            x = x + self.c_proj(y.transpose(1, 2).reshape(b, t, c))
+            return x + self.mlp(self.ln_2(x)), (k, v)
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+            self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
+            self.h = nn.ModuleList([Layer() for _ in range(cfg.n_layer)])
+            self.ln_f = nn.LayerNorm(cfg.n_embd)
+
+        def forward(self, input_ids, past_key_values=None):
+            past = 0 if past_key_values is None else past_key_values[0][0].size(-2)
+            pos = torch.arange(past, past + input_ids.size(-1), dtype=torch.long).unsqueeze(0)
+            x = self.wte(input_ids) + self.wpe(pos)
+            presents = ()
+            for i, block in enumerate(self.h):
+                x, present = block(x, None if past_key_values is None else past_key_values[i])
+                presents = presents + (present,)
+            return F.linear(self.ln_f(x), self.wte.weight), presents  # the head tied to the embedding
+
+    return LM()
+
+
+def generate_with_processors_and_beams(torch, init):
+    F = torch.nn.functional
+    cfg = Config(n_layer=2, n_head=2)
+    model = tiny_cached_lm(torch, cfg)
+    init = start(model, init)
+    model.eval()
+
+    class RepetitionPenalty:
+        def __init__(self, penalty):
+            self.penalty = penalty
+
+        def __call__(self, input_ids, scores):
+            score = torch.gather(scores, 1, input_ids)
+            score = torch.where(score < 0, score * self.penalty, score / self.penalty)
+            return scores.scatter(1, input_ids, score)
+
+    class Temperature:
+        def __init__(self, t):
+            self.t = t
+
+        def __call__(self, input_ids, scores):
+            return scores / self.t
+
+    class TopK:
+        def __init__(self, k, filter_value=-float("inf")):
+            self.k, self.filter_value = k, filter_value
+
+        def __call__(self, input_ids, scores):
+            top_k = min(self.k, scores.size(-1))
+            indices_to_remove = scores < torch.topk(scores, top_k)[0][..., -1, None]
+            return scores.masked_fill(indices_to_remove, self.filter_value)
+
+    class TopP:
+        def __init__(self, p, filter_value=-float("inf"), min_tokens_to_keep=1):
+            self.p, self.filter_value, self.min_keep = p, filter_value, min_tokens_to_keep
+
+        def __call__(self, input_ids, scores):
+            sorted_logits, sorted_indices = torch.sort(scores, descending=False)
+            cumulative_probs = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+            sorted_indices_to_remove = cumulative_probs <= (1 - self.p)
+            sorted_indices_to_remove[..., -self.min_keep:] = 0
+            indices_to_remove = sorted_indices_to_remove.scatter(1, sorted_indices, sorted_indices_to_remove)
+            return scores.masked_fill(indices_to_remove, self.filter_value)
+
+    processors = [RepetitionPenalty(1.3), Temperature(0.7), TopK(6), TopP(0.8)]
+    uniforms = np.random.default_rng(2703).random((4, 2))
+    input_ids = torch.tensor(np.random.default_rng(2704).integers(0, cfg.vocab_size, (2, 3)))
+    kept, probs_seen = [], []
+    with torch.no_grad():
+        logits, past = model(input_ids)
+        for step in range(4):
+            scores = logits[:, -1, :]
+            for proc in processors:
+                scores = proc(input_ids, scores)
+            probs = F.softmax(scores, dim=-1)
+            kept.append((scores > -float("inf")).sum(-1))
+            probs_seen.append(probs)
+            u = torch.tensor(uniforms[step]).unsqueeze(-1)
+            next_tokens = (probs.cumsum(-1) < u).sum(-1).clamp(max=cfg.vocab_size - 1)
+            input_ids = torch.cat([input_ids, next_tokens[:, None]], dim=-1)
+            logits, past = model(next_tokens[:, None], past_key_values=past)
+    sampled = input_ids
+
+    # beam search for the first prompt: beams expanded, scores of the flattened beams, cache reordered
+    num_beams, vocab = 3, cfg.vocab_size
+    beam_ids = sampled[:1, :3].repeat_interleave(num_beams, dim=0)
+    beam_scores = torch.zeros(num_beams, dtype=torch.float64)
+    beam_scores[1:] = -1e9  # only the first beam is live at the start
+    history = []
+    with torch.no_grad():
+        logits, past = model(beam_ids)
+        for _ in range(4):
+            next_scores = F.log_softmax(logits[:, -1, :], dim=-1) + beam_scores[:, None]
+            next_scores = next_scores.view(1, num_beams * vocab)
+            top_scores, top_tokens = torch.topk(next_scores, 2 * num_beams, dim=1, largest=True, sorted=True)
+            next_indices = torch.div(top_tokens, vocab, rounding_mode="floor")
+            next_tokens = top_tokens % vocab
+            beam_scores = top_scores[0, :num_beams]
+            beam_idx = next_indices[0, :num_beams]
+            beam_next = next_tokens[0, :num_beams]
+            beam_ids = torch.cat([beam_ids[beam_idx, :], beam_next.unsqueeze(-1)], dim=-1)
+            past = tuple(tuple(s.index_select(0, beam_idx) for s in layer) for layer in past)
+            history.append([beam_idx, beam_next])
+            logits, past = model(beam_next[:, None], past_key_values=past)
+    best = beam_ids[beam_scores.argmax()]
+    return dict(init=init, probs=probs_seen, kept=kept, sampled=sampled, beam_ids=beam_ids, beam_scores=beam_scores,
+                history=history, best=best, past=past[-1])
+
+
+def test_logits_processors_given_uniforms_and_flattened_beam_search(torch):
+    both(torch, generate_with_processors_and_beams)
