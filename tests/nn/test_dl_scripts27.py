@@ -693,3 +693,183 @@ def generate_with_processors_and_beams(torch, init):
 
 def test_logits_processors_given_uniforms_and_flattened_beam_search(torch):
     both(torch, generate_with_processors_and_beams)
+
+
+# ---- lit-gpt / minGPT style: a KVCache module of non-persistent buffers written by index_copy_ at input_pos, a
+# bool mask cache indexed by input_pos, minGPT's configure_optimizers (decay by module type and parameter name),
+# a functools.partial cosine-with-warmup LambdaLR and a partial of checkpoint as the gradient-checkpointing function --
+def litgpt_model(torch, cfg):
+    import functools
+
+    nn, F = torch.nn, torch.nn.functional
+    hd = cfg.n_embd // cfg.n_head
+
+    class KVCache(nn.Module):
+        def __init__(self, k_shape, v_shape, dtype):
+            super().__init__()
+            self.register_buffer("k", torch.zeros(k_shape, dtype=dtype), persistent=False)
+            self.register_buffer("v", torch.zeros(v_shape, dtype=dtype), persistent=False)
+
+        def forward(self, input_pos, k, v):
+            self.k = self.k.to(k.dtype)
+            self.v = self.v.to(v.dtype)
+            k = self.k.index_copy_(2, input_pos, k)
+            v = self.v.index_copy_(2, input_pos, v)
+            return k, v
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = nn.Linear(cfg.n_embd, (cfg.n_head + 2 * cfg.n_kv_head) * hd, bias=True)
+            self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=True)
+            self.kv_cache = None
+
+        def forward(self, x, cos, sin, mask=None, input_pos=None):
+            B, T, C = x.size()
+            qkv = self.attn(x)
+            q, k, v = qkv.split((cfg.n_head * hd, cfg.n_kv_head * hd, cfg.n_kv_head * hd), dim=-1)
+            q = q.view(B, T, cfg.n_head, hd).permute(0, 2, 1, 3)
+            k = k.view(B, T, cfg.n_kv_head, hd).permute(0, 2, 1, 3)
+            v = v.view(B, T, cfg.n_kv_head, hd).permute(0, 2, 1, 3)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            if input_pos is not None:
+                k, v = self.kv_cache(input_pos, k, v)
+            rep = cfg.n_head // cfg.n_kv_head
+            k = k[:, :, None].expand(-1, -1, rep, -1, -1).reshape(B, cfg.n_head, -1, hd)
+            v = v[:, :, None].expand(-1, -1, rep, -1, -1).reshape(B, cfg.n_head, -1, hd)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
+            return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+    def apply_rope(x, cos, sin):
+        head_size = x.size(-1)
+        x1, x2 = x[..., : head_size // 2], x[..., head_size // 2:]
+        rotated = torch.cat((-x2, x1), dim=-1)
+        return ((x * cos) + (rotated * sin)).to(dtype=x.dtype)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm_1, self.norm_2 = nn.LayerNorm(cfg.n_embd), nn.LayerNorm(cfg.n_embd)
+            self.attn = CausalSelfAttention()
+            self.mlp = nn.Sequential(nn.Linear(cfg.n_embd, cfg.intermediate_size), nn.GELU(),
+                                     nn.Linear(cfg.intermediate_size, cfg.n_embd), nn.Dropout(0.0))
+
+        def forward(self, x, cos, sin, mask=None, input_pos=None):
+            x = x + self.attn(self.norm_1(x), cos, sin, mask=mask, input_pos=input_pos)
+            return x + self.mlp(self.norm_2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+            self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(cfg.vocab_size, cfg.n_embd),
+                                                  h=nn.ModuleList(Block() for _ in range(cfg.n_layer)),
+                                                  ln_f=nn.LayerNorm(cfg.n_embd)))
+            cos, sin = self.rope_cache()
+            self.register_buffer("cos", cos, persistent=False)
+            self.register_buffer("sin", sin, persistent=False)
+            self.mask_cache = None
+            self._gradient_checkpointing_func = None
+
+        def rope_cache(self):
+            theta = 1.0 / (cfg.rope_theta ** (torch.arange(0, hd, 2).float() / hd))
+            idx_theta = torch.outer(torch.arange(cfg.block_size), theta).repeat(1, 2)
+            return torch.cos(idx_theta), torch.sin(idx_theta)
+
+        def gradient_checkpointing_enable(self):
+            self._gradient_checkpointing_func = functools.partial(torch.utils.checkpoint.checkpoint,
+                                                                  use_reentrant=False)
+
+        def set_kv_cache(self, batch_size, dtype):
+            for block in self.transformer.h:
+                shape = (batch_size, cfg.n_kv_head, cfg.block_size, hd)
+                block.attn.kv_cache = KVCache(shape, shape, dtype)
+            ones = torch.ones((cfg.block_size, cfg.block_size), dtype=torch.bool)
+            self.mask_cache = torch.tril(ones).unsqueeze(0).unsqueeze(0)
+
+        def forward(self, idx, input_pos=None):
+            if input_pos is not None:
+                cos, sin = self.cos.index_select(0, input_pos), self.sin.index_select(0, input_pos)
+                mask = self.mask_cache.index_select(2, input_pos)
+            else:
+                T = idx.size(1)
+                cos, sin, mask = self.cos[:T], self.sin[:T], None
+            x = self.transformer.wte(idx)
+            for block in self.transformer.h:
+                if self._gradient_checkpointing_func is not None and self.training:
+                    x = self._gradient_checkpointing_func(block.__call__, x, cos, sin, mask=mask, input_pos=input_pos)
+                else:
+                    x = block(x, cos, sin, mask, input_pos)
+            return self.lm_head(self.transformer.ln_f(x))
+
+    return GPT()
+
+
+def configure_optimizers(torch, model, weight_decay, learning_rate, betas):
+    decay, no_decay = set(), set()
+    whitelist, blacklist = (torch.nn.Linear,), (torch.nn.LayerNorm, torch.nn.Embedding)
+    for mn, m in model.named_modules():
+        for pn, _p in m.named_parameters(recurse=False):
+            fpn = f"{mn}.{pn}" if mn else pn
+            if pn.endswith("bias"):
+                no_decay.add(fpn)
+            elif pn.endswith("weight") and isinstance(m, whitelist):
+                decay.add(fpn)
+            elif pn.endswith("weight") and isinstance(m, blacklist):
+                no_decay.add(fpn)
+    param_dict = dict(model.named_parameters())
+    assert len(decay & no_decay) == 0 and len(param_dict.keys() - (decay | no_decay)) == 0
+    groups = [{"params": [param_dict[pn] for pn in sorted(decay)], "weight_decay": weight_decay},
+              {"params": [param_dict[pn] for pn in sorted(no_decay)], "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=learning_rate, betas=betas), sorted(decay), sorted(no_decay)
+
+
+def cosine_with_warmup(step, *, num_warmup_steps, num_training_steps, num_cycles=0.5):
+    if step < num_warmup_steps:
+        return float(step) / float(max(1, num_warmup_steps))
+    progress = float(step - num_warmup_steps) / float(max(1, num_training_steps - num_warmup_steps))
+    return max(0.0, 0.5 * (1.0 + math.cos(math.pi * float(num_cycles) * 2.0 * progress)))
+
+
+def litgpt_train_and_decode(torch, init):
+    import functools
+
+    F = torch.nn.functional
+    cfg = Config(n_layer=2)
+    model = litgpt_model(torch, cfg)
+    init = start(model, init)
+    model.gradient_checkpointing_enable()
+    opt, decay, no_decay = configure_optimizers(torch, model, 0.1, 5e-3, (0.9, 0.95))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, functools.partial(cosine_with_warmup, num_warmup_steps=1, num_training_steps=4))
+    rng = np.random.default_rng(2705)
+    data = torch.tensor(rng.integers(0, cfg.vocab_size, (2, 9)))
+    losses, lrs = [], []
+    for _ in range(4):
+        logits = model(data[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, cfg.vocab_size), data[:, 1:].reshape(-1))
+        model.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        lrs.append([group["lr"] for group in opt.param_groups])
+    g = grads(model)
+    model.eval()
+    model.set_kv_cache(2, torch.float64)
+    keys = sorted(model.state_dict())
+    with torch.no_grad():
+        full = model(data[:, :8])
+        steps = [model(data[:, :5], torch.arange(5))[:, -1]]
+        for pos in range(5, 8):
+            steps.append(model(data[:, pos: pos + 1], torch.tensor([pos]))[:, -1])
+    steps = torch.stack(steps, 1)
+    return dict(init=init, decay=decay, no_decay=no_decay, losses=losses, lrs=lrs, g=g,
+                params=list(model.parameters()), keys=keys, full=full, steps=steps,
+                cache=model.transformer.h[1].attn.kv_cache.k,
+                same=bool(torch.allclose(steps, full[:, 4:], atol=1e-10)))
+
+
+def test_litgpt_kv_cache_buffers_index_copy_mingpt_optimizer_groups_partial_schedule(torch):
+    theirs, ours = both(torch, litgpt_train_and_decode, tol=LOOSE)  # (each side computes its float32 rope cache)
+    assert theirs["same"] and ours["same"]
