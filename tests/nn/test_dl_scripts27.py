@@ -3,7 +3,7 @@ float32 RMSNorm, complex rotary embeddings, grouped-query attention by expand + 
 written by index_copy_; a Mistral-like one with rotate_half rotary caches as non-persistent buffers, sliding-window
 and padding masks of finfo.min, SDPA with a float mask, checkpointed blocks and past_key_values grown by cat; a
 sparse mixture of experts with a load-balancing loss; LoRA adapters merged and unmerged; logits processors and beam
-search), each written once against a `torch`-like module and run twice: on PyTorch, then on minigrad from PyTorch's
+search; a lit-gpt-like KVCache of buffers with minGPT's optimizer groups), each written once against a `torch`-like module and run twice: on PyTorch, then on minigrad from PyTorch's
 initial weights. Losses, gradients, parameters and outputs must agree closely (float64 but for the float32 norms;
 random draws given by numpy)."""
 import math
