@@ -175,6 +175,8 @@ def linear(input, weight, bias=None):
         if x.dtype.kind == "c":  # (Linear's backward on arrays has no conjugates: matmul's nodes have them)
             out = input @ weight.mT
             return out if bias is None else out + bias
+    if bias is not None and bias.array.shape != w.shape[:1]:
+        return _other_bias(input, weight, bias)
     try:
         if x.ndim == 1:  # a vector ends as PyTorch's does: in a view of its addmm, or a squeeze_ of its (1, in) mm
             if bias is None:
@@ -184,6 +186,24 @@ def linear(input, weight, bias=None):
     except ValueError:  # a bias that does not broadcast: PyTorch's words, found only once numpy refused it
         check_linear(input, weight, bias)
         raise
+
+
+def _other_bias(input, weight, bias):
+    """linear with a bias of another shape than (out,), as PyTorch's: an addmm of the input as (rows, in) when the
+    input is a matrix, or is contiguous with a contiguous bias that is or squeezes to 1-D; else input @ W^T with the
+    bias added in place (so it must broadcast to the output's shape)."""
+    from minigrad.ops.composite import addmm
+
+    xs = input.array.shape
+    if len(xs) < 1 or weight.array.ndim != 2:
+        check_linear(input, weight, bias)
+    out_features = weight.array.shape[0]
+    _check_bias(input, out_features, bias)
+    if len(xs) == 2:
+        return addmm(bias, input, weight.t())
+    if _addmm_bias(input, bias):
+        return addmm(bias, input.reshape(-1, xs[-1]), weight.t()).view(*xs[:-1], out_features)
+    return input @ weight.t() + bias
 
 
 def check_linear(input, weight, bias):
@@ -212,14 +232,22 @@ def check_linear(input, weight, bias):
         _check_bias(input, ws[0], bias)
 
 
+def _addmm_bias(input, bias):
+    """Whether PyTorch's linear adds this bias in an addmm of the input as (rows, in), not in place afterwards."""
+    b = bias.array
+    return input.array.ndim == 2 or (input.is_contiguous() and bias.is_contiguous()
+                                     and (b.ndim == 1 or np.squeeze(b).ndim == 1))
+
+
 def _check_bias(input, out, bias):
-    """PyTorch's error for a bias that does not fit the product: its addmm expands the bias to (rows, out) for a
-    matrix input or a 1-D bias (and for a contiguous larger input with a bias of one row), else it adds the bias in place."""
-    xs, b = input.array.shape, bias.array
-    if len(xs) == 2 or b.ndim == 1 or (len(xs) > 2 and b.ndim and b.size == b.shape[-1] and input.is_contiguous()):
+    """PyTorch's error for a bias that does not fit the product: its addmm expands the bias to (rows, out),
+    an in-place add needs it to broadcast to the output's shape."""
+    xs = input.array.shape
+    if _addmm_bias(input, bias):
         bias.expand(int(np.prod(xs[:-1])), out)
+        return
     shape = xs[:-1] + (out,)
-    broadcast = broadcast_shapes(shape, b.shape)
+    broadcast = broadcast_shapes(shape, bias.array.shape)
     if broadcast != shape:
         raise output_shape_error(shape, broadcast)
 
