@@ -336,7 +336,10 @@ def sparse_rows_grad(ids, rows, n, padding_idx):
         keep = ids != padding_idx
         ids, rows = ids[keep], rows[keep]
     indices = wrap(ids.astype(np.int64).reshape(1, -1))
-    return SparseTensor(indices, wrap(rows.copy()), (n, rows.shape[1]))
+    # (a gradient that is no array of its own, as sum's expanded one, stays a view: PyTorch's values keep its layout,
+    # and a later sparse add of non-contiguous values concatenates rather than merges)
+    return SparseTensor(indices, wrap(rows.copy() if rows.flags.c_contiguous else rows), (n, rows.shape[1]),
+                        coalesced=ids.size < 2)  # (one element or none: coalesced, as PyTorch flags it)
 
 
 def sparse_embedding(input, weight, padding_idx=None, scale_grad_by_freq=False):

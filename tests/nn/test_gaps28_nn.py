@@ -43,3 +43,64 @@ def test_linear_bias_shapes_as_torch(input, bias, contiguous):
     for got, want in zip(m[::2] + m[3:], t[::2] + t[3:]):
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def _embedding_grads(T, seq, optimizer=None):
+    e = T.nn.Embedding(6, 2, sparse=True)
+    e.weight.data = T.tensor(np.arange(12, dtype=np.float32).reshape(6, 2) / 10)
+    opt = None if optimizer is None else getattr(T.optim, optimizer)(e.parameters(), lr=0.1)
+    for _ in range(1 if opt is None else 2):
+        for ids in seq:
+            (e(T.tensor(ids)) ** 2).sum().backward()
+        if opt is not None:
+            opt.step()
+            opt.zero_grad()
+    if opt is not None:
+        return e.weight.detach().numpy()
+    g = e.weight.grad
+    return g.is_coalesced(), g._indices().tolist(), g._values().tolist()
+
+
+SEQUENCES = [([1, 1], [0]), ([3, 1], [2, 0]), ([3], [2, 4]), ([3], [3]), ([1, 2], [2], [0, 5])]
+
+
+@pytest.mark.parametrize("seq", SEQUENCES)
+def test_sparse_embedding_grad_accumulates_uncoalesced_as_torch(seq):
+    # a second backward appends its elements after the .grad's (PyTorch's AccumulateGrad), not a merge walk
+    assert _embedding_grads(minigrad, seq) == _embedding_grads(torch, seq)
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "SparseAdam"])
+@pytest.mark.parametrize("seq", SEQUENCES)
+def test_sparse_embedding_optimizers_as_torch(seq, optimizer):
+    np.testing.assert_allclose(_embedding_grads(minigrad, seq, optimizer), _embedding_grads(torch, seq, optimizer),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("seq", SEQUENCES)
+@pytest.mark.parametrize("loss", ["sum", "square"])
+def test_sparse_embedding_grad_layout_as_torch(seq, loss):
+    # sum's gradient reaches the embedding expanded: its sparse rows stay a view, so a second backward's add
+    # appends them; a gradient of its own (a square's) is merged by index, as PyTorch's add walks both lists
+    def grads(T):
+        e = T.nn.Embedding(6, 2, sparse=True)
+        for ids in seq:
+            y = e(T.tensor(ids))
+            (y.sum() if loss == "sum" else (y * y).sum()).backward()
+        g = e.weight.grad
+        return g.is_coalesced(), g._indices().tolist(), g._values().is_contiguous()
+
+    assert grads(minigrad) == grads(torch)
+
+
+@pytest.mark.parametrize("contiguous", [(True, True), (True, False), (False, True), (False, False)])
+def test_sparse_add_walks_contiguous_values_appends_others_as_torch(contiguous):
+    def added(T):
+        def sp(ids, c):
+            v = T.ones(len(ids), 1).expand(len(ids), 2)
+            return T.sparse_coo_tensor(T.tensor([ids]), v.contiguous() if c else v, (6, 2))
+
+        r = sp([1, 1], contiguous[0]) + sp([0], contiguous[1])
+        return r.is_coalesced(), r._indices().tolist(), r._values().tolist()
+
+    assert added(minigrad) == added(torch)
