@@ -142,3 +142,39 @@ def test_ldl_results_record_no_derivative():
     m = minigrad.linalg.ldl_factor(minigrad.tensor(a).requires_grad_())
     assert m.LD.requires_grad == t.LD.requires_grad and not m.pivots.requires_grad
     assert type(m.LD.grad_fn).__name__ == type(t.LD.grad_fn).__name__
+
+
+# ---- public torch names minigrad lacked: view_as_real_copy, view_as_complex_copy, torch.resize_as_, conj_physical_
+def test_view_as_real_copy_as_torch():
+    z = np.array([[1 + 2j, 3 - 1j], [0.5j, -2]], dtype=np.complex64)
+    t_in, m_in = torch.tensor(z, requires_grad=True), minigrad.tensor(z, requires_grad=True)
+    t, m = torch.view_as_real_copy(t_in), minigrad.view_as_real_copy(m_in)
+    assert m.shape == tuple(t.shape) and m.dtype == minigrad.float32
+    np.testing.assert_array_equal(m.detach().numpy(), t.detach().numpy())
+    assert not np.shares_memory(m.detach().numpy(), m_in.detach().numpy())
+    w = np.arange(8, dtype=np.float32).reshape(2, 2, 2)
+    (t * torch.tensor(w)).sum().backward()
+    (m * minigrad.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(m_in.grad.numpy(), t_in.grad.numpy())
+
+
+def test_view_as_complex_copy_as_torch():
+    r = np.arange(8, dtype=np.float64).reshape(2, 2, 2)
+    t, m = torch.view_as_complex_copy(torch.tensor(r)), minigrad.view_as_complex_copy(minigrad.tensor(r))
+    assert m.dtype == minigrad.complex128
+    np.testing.assert_array_equal(m.numpy(), t.numpy())
+    with pytest.raises(RuntimeError) as te:
+        torch.view_as_complex_copy(torch.tensor(r, requires_grad=True))
+    with pytest.raises(RuntimeError) as me:
+        minigrad.view_as_complex_copy(minigrad.tensor(r, requires_grad=True))
+    assert str(me.value) == str(te.value)
+
+
+def test_top_level_resize_as_and_conj_physical_as_torch():
+    t, m = torch.zeros(2, 3), minigrad.zeros(2, 3)
+    assert torch.resize_as_(t, torch.zeros(4)) is t and minigrad.resize_as_(m, minigrad.zeros(4)) is m
+    assert m.shape == tuple(t.shape) == (4,)
+    z = np.array([1 + 2j, -3j], dtype=np.complex64)
+    t, m = torch.tensor(z), minigrad.tensor(z)
+    assert torch.conj_physical_(t) is t and minigrad.conj_physical_(m) is m
+    np.testing.assert_array_equal(m.numpy(), t.numpy())
