@@ -167,16 +167,16 @@ def linear(input, weight, bias=None):
     check_tensor_arg(weight, "linear", "weight", 2)
     x, w = input.array, weight.array
     if x.shape[-1:] != w.shape[1:] or w.ndim != 2 or x.dtype != w.dtype or x.dtype.kind == "c" or (
-            bias is not None and bias.array.dtype != w.dtype):
+            bias is not None and (bias.array.dtype != w.dtype or bias.array.shape != w.shape[:1])):
         if x.ndim and w.ndim == 1 and x.shape[-1] == w.shape[0] and x.dtype == w.dtype:  # a vector: input @ w
             out = input @ weight
             return out if bias is None else out + bias
         check_linear(input, weight, bias)
+        if bias is not None and bias.array.shape != w.shape[:1]:
+            return _other_bias(input, weight, bias)
         if x.dtype.kind == "c":  # (Linear's backward on arrays has no conjugates: matmul's nodes have them)
             out = input @ weight.mT
             return out if bias is None else out + bias
-    if bias is not None and bias.array.shape != w.shape[:1]:
-        return _other_bias(input, weight, bias)
     try:
         if x.ndim == 1:  # a vector ends as PyTorch's does: in a view of its addmm, or a squeeze_ of its (1, in) mm
             if bias is None:
@@ -194,11 +194,8 @@ def _other_bias(input, weight, bias):
     bias added in place (so it must broadcast to the output's shape)."""
     from minigrad.ops.composite import addmm
 
-    xs = input.array.shape
-    if len(xs) < 1 or weight.array.ndim != 2:
-        check_linear(input, weight, bias)
+    xs = input.array.shape  # (check_linear has passed: the shapes fit, the bias's checked)
     out_features = weight.array.shape[0]
-    _check_bias(input, out_features, bias)
     if len(xs) == 2:
         return addmm(bias, input, weight.t())
     if _addmm_bias(input, bias):
