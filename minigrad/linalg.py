@@ -5,7 +5,8 @@
     tensor(5.)
 """
 from .ops.linalg import (  # noqa: F401
-    LinAlgError, cholesky, cholesky_ex, cond, det, eig, eigh, eigvals, eigvalsh, householder_product, inv_ex, lstsq, lu,
+    LinAlgError, cholesky, cholesky_ex, cond, det, eig, eigh, eigvals, eigvalsh, householder_product, inv_ex, ldl_factor,
+    ldl_factor_ex, ldl_solve, lstsq, lu,
     lu_factor, lu_factor_ex, lu_solve, matrix_exp, matrix_norm, matrix_rank, multi_dot, qr, solve,
     solve_ex, solve_triangular, svd, svdvals, tensorinv, tensorsolve,
 )

@@ -230,6 +230,11 @@ class SparseTensor:
     def clone(self):
         return SparseTensor(self._indices_t.clone(), self._values_t.clone(), self._size, self._coalesced)
 
+    def _contiguous_values(self):  # (itself where they are)
+        if self._values_t.is_contiguous():
+            return self
+        return SparseTensor(self._indices_t, self._values_t.contiguous(), self._size, self._coalesced)
+
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         if dim is None:
             return self._values_t.sum(dtype=dtype)
@@ -267,6 +272,7 @@ class SparseTensor:
 
     def __add__(self, other):
         return _merge(self, other, 1)
+
 
     def __radd__(self, other):  # (a number or a dense tensor on the left reaches here only for a number)
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
@@ -510,6 +516,10 @@ def _merge(a, b, sign):
     if a.sparse_dim() != b.sparse_dim():
         raise RuntimeError(f"add: expected 'self' and 'other' to have same sparse dimensions, but got "
                            f"{a.sparse_dim()} and {b.sparse_dim()}")
+    if not (a._values_t.is_contiguous() and b._values_t.is_contiguous()):  # (PyTorch's add then appends b's
+        # elements after a's, uncoalesced: its walk reads contiguous values only)
+        return SparseTensor(cat([a._indices_t, b._indices_t], 1), cat([a._values_t, b._values_t * sign], 0),
+                            a._size, False)
     xp = xp_of(a._indices_t.array)
     la, lb = a._linear(), b._linear()  # (row-major positions order elements as their indices do)
     if a._coalesced and b._coalesced:

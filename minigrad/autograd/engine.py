@@ -443,7 +443,7 @@ def accumulate_into_leaf(variable, grad):
 
 def _accumulate_sparse(variable, grad):
     """accumulate_into_leaf where the gradient or the `.grad` is sparse (Embedding(sparse=True)'s): sparse
-    and sparse add up to a sparse `.grad` (the elements of both, uncoalesced); with a dense one it is dense."""
+    and sparse add up to a sparse `.grad` (as `+` adds them); with a dense one it is dense."""
     if tuple(grad.shape) != tuple(variable.array.shape):
         raise RuntimeError(
             f"Function AccumulateGrad returned an invalid gradient - got {list(grad.shape)} "
@@ -452,8 +452,8 @@ def _accumulate_sparse(variable, grad):
     old = variable._grad
     if not state.grad_enabled:  # (create_graph keeps the gradient's graph)
         grad = grad.detach()  # a sparse one: a wrapper of its own, apart from any a hook kept
-    if old is None:
-        variable._grad = grad
+    if old is None:  # (a sparse one with contiguous values, as PyTorch's clone of it)
+        variable._grad = grad._contiguous_values() if grad.is_sparse else grad
     elif old.is_sparse and grad.is_sparse:
         variable._grad = old + grad
     elif old.is_sparse:

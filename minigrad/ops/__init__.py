@@ -63,6 +63,7 @@ from .composite import unsafe_chunk, unsafe_split, unsafe_split_with_sizes  # no
 from .composite import (  # noqa: F401
     alias_copy, as_strided_copy, diagonal_copy, expand_copy, narrow_copy, permute_copy, select_copy, split_copy,
     split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, view_copy,
+    view_as_complex_copy, view_as_real_copy,
 )
 from .elementwise import rsub  # noqa: F401
 from .special_ops import i0, igamma, igammac, mvlgamma, xlogy  # noqa: F401 (torch.i0, ...: torch.special's under their top-level names)

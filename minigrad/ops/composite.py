@@ -2448,13 +2448,20 @@ def _expand(input, size, *, implicit=False):
     return shape_ops.expand(input, *size)
 
 
+def _as_complex(input):  # (PyTorch's copy has no derivative for a complex result)
+    if state.grad_enabled and input.requires_grad:
+        raise RuntimeError("view_as_complex_copy does not support automatic differentiation for outputs with complex "
+                           "dtype.")
+    return complex_ops.view_as_complex(input)
+
+
 COPIES = {  # (view_copy reshapes: PyTorch's copies a tensor that has no view of the asked shape, too)
     "view_copy": shape_ops.reshape, "t_copy": shape_ops.t, "transpose_copy": shape_ops.transpose,
     "permute_copy": shape_ops.permute, "unsqueeze_copy": shape_ops.unsqueeze, "squeeze_copy": shape_ops.squeeze,
     "expand_copy": _expand, "diagonal_copy": movement.diagonal, "select_copy": select,
     "unbind_copy": shape_ops.unbind, "split_copy": shape_ops.split, "split_with_sizes_copy": split_with_sizes,
     "alias_copy": lambda input: input, "unfold_copy": movement.unfold, "as_strided_copy": as_strided,
-    "narrow_copy": narrow,
+    "narrow_copy": narrow, "view_as_real_copy": complex_ops.view_as_real, "view_as_complex_copy": _as_complex,
 }
 for _name, _view in COPIES.items():
     globals()[_name] = _copied(_view, _name)

@@ -1158,6 +1158,210 @@ def lu_solve_legacy(input, LU_data, LU_pivots):
     return lu_solve(LU_data, LU_pivots, input)
 
 
+# ---- LDL^T (Bunch-Kaufman): ldl_factor, ldl_factor_ex, ldl_solve ----------------------------------------------
+# (no derivative in PyTorch: the results record a NotImplemented node; numpy, one matrix of a batch at a time,
+# since each pivot choice branches)
+ldl_factor_result = return_type("linalg_ldl_factor", ("LD", "pivots"))
+ldl_factor_ex_result = return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
+_BUNCH_KAUFMAN_ALPHA = (1 + 17 ** 0.5) / 8  # (the growth bound's optimum, as LAPACK's sytf2)
+
+
+def _sytf2(a, hermitian):
+    """LAPACK's lower Bunch-Kaufman factorization (sytf2, hetf2 when hermitian) of one matrix `a`, in place:
+    P A P^T = L D L^T (L^H when hermitian), D of 1x1 and 2x2 blocks. Returns (1-based pivots, a 2x2 block's
+    two entries both -p for the row p swapped with its second row; info, the first zero block, 0 when none)."""
+    n = a.shape[0]
+    herm = hermitian and a.dtype.kind == "c"
+    conj = np.conj if herm else (lambda z: z)
+    # LAPACK's size of an entry: |re| + |im| (the modulus for a real one); a hermitian diagonal is real
+    size = (lambda z: np.abs(z.real) + np.abs(z.imag)) if a.dtype.kind == "c" else np.abs
+    diag = (lambda z: np.abs(z.real)) if herm else size
+    piv, info, k = np.zeros(n, dtype=np.int32), 0, 0
+    while k < n:
+        step, absakk = 1, diag(a[k, k])
+        imax, colmax = k, 0.0
+        if k + 1 < n:
+            col = size(a[k + 1:, k])
+            imax = k + 1 + int(np.argmax(col))
+            colmax = col[imax - k - 1]
+        if builtins.max(absakk, colmax) == 0 or np.isnan(absakk):
+            info, kp = info or k + 1, k  # (a zero column: nothing to eliminate)
+            if herm:
+                a[k, k] = a[k, k].real
+        else:
+            kp = k
+            if absakk < _BUNCH_KAUFMAN_ALPHA * colmax:
+                rowmax = size(a[imax, k:imax]).max()
+                if imax + 1 < n:
+                    rowmax = builtins.max(rowmax, size(a[imax + 1:, imax]).max())
+                if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax * (colmax / rowmax):
+                    kp = k
+                elif diag(a[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp, step = imax, 2
+            kk = k + step - 1
+            if kp != kk:  # swap rows and columns kk and kp of the lower triangle still to factor
+                a[kp + 1:, [kk, kp]] = a[kp + 1:, [kp, kk]]
+                between = a[kk + 1:kp, kk].copy()
+                a[kk + 1:kp, kk] = conj(a[kp, kk + 1:kp])
+                a[kp, kk + 1:kp] = conj(between)
+                a[kp, kk] = conj(a[kp, kk])
+                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                if step == 2:
+                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+            if herm:
+                a[k, k] = a[k, k].real
+                a[k + step - 1, k + step - 1] = a[k + step - 1, k + step - 1].real
+            rest = slice(k + step, n)
+            if step == 1:  # A22 -= x x^T / d, then x /= d (x the column below the pivot d)
+                r = 1 / (a[k, k].real if herm else a[k, k])
+                x = a[rest, k]
+                a[rest, rest] += x[:, None] * (-r * conj(x))[None, :]
+                a[rest, k] = x * r
+            elif k + 2 < n:  # A22 -= [x y] D^-1 [x y]^T, then [x y] D^-1 replaces [x y] (D the 2x2 block)
+                x, y = a[rest, k].copy(), a[rest, k + 1].copy()
+                if herm:
+                    d = np.abs(a[k + 1, k])
+                    d11, d22, d21 = a[k + 1, k + 1].real / d, a[k, k].real / d, a[k + 1, k] / d
+                    d = (1 / (d11 * d22 - 1)) / d
+                    wk, wkp1 = d * (d11 * x - d21 * y), d * (d22 * y - np.conj(d21) * x)
+                else:
+                    d21 = a[k + 1, k]
+                    d11, d22 = a[k + 1, k + 1] / d21, a[k, k] / d21
+                    d21 = (1 / (d11 * d22 - 1)) / d21
+                    wk, wkp1 = d21 * (d11 * x - y), d21 * (d22 * y - x)
+                a[rest, rest] -= x[:, None] * conj(wk)[None, :] + y[:, None] * conj(wkp1)[None, :]
+                a[rest, k], a[rest, k + 1] = wk, wkp1
+            if herm and k + step < n:  # (a hermitian diagonal stays real, as LAPACK's her updates keep it)
+                trailing = a[rest, rest]
+                trailing[np.diag_indices(n - k - step)] = trailing.diagonal().real
+        piv[k:k + step] = kp + 1 if step == 1 else -(kp + 1)
+        k += step
+    return piv, info
+
+
+def _ldl_packed(A, hermitian):
+    """(LD: L below the diagonal, D's blocks on and under it, zeros above; pivots; info) of a batch."""
+    *batch, n, _ = A.shape
+    ld = np.array(A.reshape(_prod(batch), n, n), copy=True)
+    piv = np.zeros((ld.shape[0], n), dtype=np.int32)
+    info = np.zeros(ld.shape[0], dtype=np.int32)
+    for i in range(ld.shape[0]):
+        piv[i], info[i] = _sytf2(ld[i], hermitian)
+    return np.tril(ld).reshape(A.shape), piv.reshape(*batch, n), info.reshape(batch)
+
+
+def _ldl_checks(name, A):
+    if A.array.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    m, n = A.array.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {m} by {n} matrices")
+    if A.array.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {_legacy_name(A)}")
+
+
+def _lapack_dtype(kernel, t):
+    """PyTorch's error for a LAPACK kernel called on half precision (it has float, double and the complex ones)."""
+    if t.array.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy_name(t)}\'')
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """(LD, pivots, info): the Bunch-Kaufman factorization P A P^T = L D L^T (L^H when hermitian), as LAPACK's
+    sytrf packs it; info > 0 names the first zero diagonal block of D (1-based) instead of raising."""
+    _ldl_checks("torch.linalg.ldl_factor_ex", A)
+    _lapack_dtype("ldl_factor_kernel_cpu", A)
+    from .composite import NoDerivative
+
+    ld, piv, info = _ldl_packed(A.array, hermitian)
+    if check_errors:
+        _ldl_raise("linalg.ldl_factor_ex", info)
+    return ldl_factor_ex_result(NoDerivative.apply(ld, "linalg_ldl_factor_ex", A), Tensor._wrap(piv),
+                                Tensor._wrap(info))
+
+
+def _ldl_raise(name, info):
+    if info.any():  # (PyTorch's words: its check reads sytrf's info > 0 as an unknown error code)
+        raise RuntimeError(f"torch.{name}: Unknown error code: {int(info.reshape(-1)[info.reshape(-1) > 0][0])}.")
+
+
+def ldl_factor(A, *, hermitian=False):
+    """(LD, pivots): A's LDL^T factorization with Bunch-Kaufman pivoting (ldl_factor_ex's, raising where D has a
+    zero diagonal block). Batched."""
+    LD, piv, info = ldl_factor_ex(A, hermitian=hermitian)
+    _ldl_raise("linalg.ldl_factor", info.array)
+    return ldl_factor_result(LD, piv)
+
+
+def _sytrs(ld, piv, b, hermitian):
+    """X with A X = b (b: n x k, solved in place) from one matrix's sytf2 factors (LAPACK's sytrs, hetrs)."""
+    n = ld.shape[0]
+    herm = hermitian and ld.dtype.kind == "c"
+    conj = np.conj if herm else (lambda z: z)
+    k = 0
+    while k < n:  # L D y = P b: forward, one block of D at a time
+        if piv[k] > 0:
+            p = piv[k] - 1
+            b[[k, p]] = b[[p, k]]
+            b[k + 1:] -= ld[k + 1:, k, None] * b[k]
+            b[k] *= 1 / (ld[k, k].real if herm else ld[k, k])
+            k += 1
+        else:
+            p = -piv[k] - 1
+            b[[k + 1, p]] = b[[p, k + 1]]
+            b[k + 2:] -= ld[k + 2:, k, None] * b[k] + ld[k + 2:, k + 1, None] * b[k + 1]
+            akm1k = ld[k + 1, k]
+            akm1, ak = ld[k, k] / conj(akm1k), ld[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1, bk = b[k] / conj(akm1k), b[k + 1] / akm1k
+            b[k], b[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T x = y (L^H when hermitian), undoing the swaps: backward
+        first = k if piv[k] > 0 else k - 1
+        for j in range(first, k + 1):
+            b[j] -= conj(ld[k + 1:, j]) @ b[k + 1:]
+        p = abs(int(piv[k])) - 1
+        b[[k, p]] = b[[p, k]]
+        k = first - 1
+    return b
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    """X with A X = B from ldl_factor's (LD, pivots) of A. LD's batch broadcast with B's; not differentiable
+    (as PyTorch's: a NotImplemented node)."""
+    name = "torch.linalg.ldl_solve"
+    _ldl_checks(name, LD)
+    if B.array.dtype != LD.array.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_legacy_name(B)} and A of "
+                           f"type {_legacy_name(LD)} instead.")
+    if B.array.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+    n = LD.array.shape[-1]
+    if B.array.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} but each b matrix is "
+                           f"{B.array.shape[-2]} by {B.array.shape[-1]}")
+    if pivots.array.shape != LD.array.shape[:-1]:
+        raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with "
+                           f"shape {list(pivots.array.shape)} instead")
+    if pivots.array.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}: Expected pivots to be integers. Got {_legacy_name(pivots)}")
+    _lapack_dtype("ldl_solve_kernel_cpu", LD)
+    from .composite import NoDerivative
+    from ._util import broadcast_shapes
+
+    batch = broadcast_shapes(B.array.shape[:-2], LD.array.shape[:-2])
+    count = _prod(batch)
+    ld = np.broadcast_to(LD.array, batch + (n, n)).reshape(count, n, n)
+    piv = np.broadcast_to(pivots.array, batch + (n,)).reshape(count, n)
+    x = np.array(np.broadcast_to(B.array, batch + B.array.shape[-2:]), copy=True).reshape(count, *B.array.shape[-2:])
+    for i in range(x.shape[0]):
+        _sytrs(ld[i], piv[i], x[i], hermitian)
+    return NoDerivative.apply(x.reshape(batch + B.array.shape[-2:]), "linalg_ldl_solve", LD, B)
+
+
 # ---- products and tensor forms: multi_dot, chain_matmul, cond, tensorsolve, tensorinv ------------------------
 def _chain_order(dims):
     """The cheapest parenthesization of a chain of matrices dims[i] x dims[i+1] (the classic dynamic program):

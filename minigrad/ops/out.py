@@ -46,7 +46,7 @@ OUT_FUNCTIONS = """add sub subtract mul multiply div divide true_divide floor_di
     linalg.matrix_rank linalg.pinv linalg.matrix_power linalg.vector_norm linalg.matrix_norm linalg.norm linalg.cond
     linalg.cross linalg.vecdot linalg.matmul linalg.multi_dot linalg.solve_triangular linalg.householder_product
     linalg.tensorinv linalg.tensorsolve linalg.inv_ex linalg.cholesky_ex linalg.solve_ex linalg.lu_factor
-    linalg.lu_solve linalg.svd fft.hfft2 fft.hfftn fft.ihfft2 fft.ihfftn fft.fft fft.ifft fft.rfft fft.irfft fft.hfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2 fft.irfft2 fft.fftn fft.ifftn
+    linalg.lu_solve linalg.svd linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve fft.hfft2 fft.hfftn fft.ihfft2 fft.ihfftn fft.fft fft.ifft fft.rfft fft.irfft fft.hfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2 fft.irfft2 fft.fftn fft.ifftn
     fft.rfftn fft.irfftn fft.fftfreq fft.rfftfreq""".split()
 # (cat, concat, concatenate, stack, where, clamp, clip, gather and index_select, called every step with keywords,
 # take out=None themselves and call `out_call` when it is given: a wrapper costs ~0.7 us a call)
@@ -114,7 +114,8 @@ _DTYPE_RULE = {**dict.fromkeys("abs absolute ceil floor frac neg negative round 
                                "matrix_power aminmax msort diag tril triu take_along_dim renorm linalg.inv inverse "
                                "linalg.det linalg.slogdet linalg.solve linalg.cholesky linalg.eigvalsh linalg.svdvals "
                                "linalg.matrix_power linalg.vector_norm linalg.cross linalg.matmul linalg.inv_ex "
-                               "linalg.cholesky_ex linalg.solve_ex linalg.lu_factor linalg.lu_solve lu_solve linalg.svd".split(),
+                               "linalg.cholesky_ex linalg.solve_ex linalg.lu_factor linalg.lu_solve lu_solve linalg.svd linalg.ldl_factor "
+                               "linalg.ldl_factor_ex linalg.ldl_solve".split(),
                                "exact"),
                **dict.fromkeys("cat concat concatenate stack hstack vstack dstack column_stack row_stack".split(), "cat"),
                **dict.fromkeys("index_select masked_select".split(), "self_result"),
@@ -142,7 +143,8 @@ _IN_OUT_DTYPE = {"sum", "prod", "cumsum", "cumprod"}  # computed in out's dtype 
 _FACTORIES = set("zeros ones full empty arange range linspace logspace eye rand randn randint randperm".split())
 _NOT_DIFFERENTIABLE = set("eq ne lt le gt ge logical_and logical_or logical_xor logical_not floor_divide argmax "
                           "argmin greater greater_equal less less_equal not_equal signbit isneginf isposinf "
-                          "searchsorted bucketize histc linalg.matrix_rank multinomial".split()
+                          "searchsorted bucketize histc linalg.matrix_rank multinomial linalg.ldl_factor linalg.ldl_factor_ex "
+                          "linalg.ldl_solve".split()
                           + [f"special.{n}" for n in "bessel_j0 bessel_j1 bessel_y0 bessel_y1 modified_bessel_i0 "
                              "modified_bessel_i1 modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 "
                              "scaled_modified_bessel_k1 spherical_bessel_j0 chebyshev_polynomial_t chebyshev_polynomial_u "

@@ -168,11 +168,13 @@ def linear(input, weight, bias=None):
     check_tensor_arg(weight, "linear", "weight", 2)
     x, w = input.array, weight.array
     if x.shape[-1:] != w.shape[1:] or w.ndim != 2 or x.dtype != w.dtype or x.dtype.kind == "c" or (
-            bias is not None and bias.array.dtype != w.dtype):
+            bias is not None and (bias.array.dtype != w.dtype or bias.array.shape != w.shape[:1])):
         if x.ndim and w.ndim == 1 and x.shape[-1] == w.shape[0] and x.dtype == w.dtype:  # a vector: input @ w
             out = input @ weight
             return out if bias is None else out + bias
         check_linear(input, weight, bias)
+        if bias is not None and bias.array.shape != w.shape[:1]:
+            return _other_bias(input, weight, bias)
         if x.dtype.kind == "c":  # (Linear's backward on arrays has no conjugates: matmul's nodes have them)
             out = input @ weight.mT
             return out if bias is None else out + bias
@@ -185,6 +187,21 @@ def linear(input, weight, bias=None):
     except ValueError:  # a bias that does not broadcast: PyTorch's words, found only once numpy refused it
         check_linear(input, weight, bias)
         raise
+
+
+def _other_bias(input, weight, bias):
+    """linear with a bias of another shape than (out,), as PyTorch's: an addmm of the input as (rows, in) when the
+    input is a matrix, or is contiguous with a contiguous bias that is or squeezes to 1-D; else input @ W^T with the
+    bias added in place (so it must broadcast to the output's shape)."""
+    from minigrad.ops.composite import addmm
+
+    xs = input.array.shape  # (check_linear has passed: the shapes fit, the bias's checked)
+    out_features = weight.array.shape[0]
+    if len(xs) == 2:
+        return addmm(bias, input, weight.t())
+    if _addmm_bias(input, bias):
+        return addmm(bias, input.reshape(-1, xs[-1]), weight.t()).view(*xs[:-1], out_features)
+    return input @ weight.t() + bias
 
 
 def check_linear(input, weight, bias):
@@ -213,14 +230,22 @@ def check_linear(input, weight, bias):
         _check_bias(input, ws[0], bias)
 
 
+def _addmm_bias(input, bias):
+    """Whether PyTorch's linear adds this bias in an addmm of the input as (rows, in), not in place afterwards."""
+    b = bias.array
+    return input.array.ndim == 2 or (input.is_contiguous() and bias.is_contiguous()
+                                     and (b.ndim == 1 or np.squeeze(b).ndim == 1))
+
+
 def _check_bias(input, out, bias):
-    """PyTorch's error for a bias that does not fit the product: its addmm expands the bias to (rows, out) for a
-    matrix input or a 1-D bias (and for a contiguous larger input with a bias of one row), else it adds the bias in place."""
-    xs, b = input.array.shape, bias.array
-    if len(xs) == 2 or b.ndim == 1 or (len(xs) > 2 and b.ndim and b.size == b.shape[-1] and input.is_contiguous()):
+    """PyTorch's error for a bias that does not fit the product: its addmm expands the bias to (rows, out),
+    an in-place add needs it to broadcast to the output's shape."""
+    xs = input.array.shape
+    if _addmm_bias(input, bias):
         bias.expand(int(np.prod(xs[:-1])), out)
+        return
     shape = xs[:-1] + (out,)
-    broadcast = broadcast_shapes(shape, b.shape)
+    broadcast = broadcast_shapes(shape, bias.array.shape)
     if broadcast != shape:
         raise output_shape_error(shape, broadcast)
 
@@ -309,7 +334,10 @@ def sparse_rows_grad(ids, rows, n, padding_idx):
         keep = ids != padding_idx
         ids, rows = ids[keep], rows[keep]
     indices = wrap(ids.astype(np.int64).reshape(1, -1))
-    return SparseTensor(indices, wrap(rows.copy()), (n, rows.shape[1]))
+    # (a gradient that is no array of its own, as sum's expanded one, stays a view: PyTorch's values keep its layout,
+    # and a later sparse add of non-contiguous values concatenates rather than merges)
+    return SparseTensor(indices, wrap(rows.copy() if rows.flags.c_contiguous else rows), (n, rows.shape[1]),
+                        coalesced=ids.size < 2)  # (one element or none: coalesced, as PyTorch flags it)
 
 
 def sparse_embedding(input, weight, padding_idx=None, scale_grad_by_freq=False):

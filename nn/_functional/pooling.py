@@ -17,6 +17,7 @@ import functools
 import itertools
 import math
 import operator
+from builtins import max as builtins_max, min as builtins_min
 
 import numpy as np
 
@@ -600,6 +601,68 @@ def _antialias_matrix(n_in, n_out, mode, align_corners, ratio):
     return a
 
 
+def _uint8_weights(n_in, n_out, mode, align_corners, scale_factor, antialias):
+    """PyTorch's uint8 resampling weights along one axis: (input index of each tap (n_out, k), int16 weights
+    (n_out, k), the fixed-point precision). The filter centred on each output pixel (Pillow's): its taps within
+    the axis, normalized; bicubic without antialias (OpenCV's): four taps, those past an edge on the edge pixel.
+    Then scaled by 2^precision, the largest precision that keeps the weights within int16."""
+    width = 2 if mode == "bilinear" else 4
+    if align_corners:
+        scale = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        scale = 1 / scale_factor if scale_factor else n_in / n_out
+    stretch = antialias and scale >= 1  # (a downscale with antialias widens the filter by the scale)
+    support = width * 0.5 * (scale if stretch else 1)
+    k = math.ceil(support) * 2 + 1 if antialias else width
+    delta = 0.5 if align_corners and not antialias else 0.0
+    a = -0.5 if antialias else -0.75  # (the cubic's a: Pillow's with antialias, OpenCV's without)
+
+    def filt(x):
+        x = abs(x)
+        if mode == "bilinear":
+            return 1 - x if x < 1 else 0.0
+        if x < 1:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        return (((x - 5) * x + 8) * x - 4) * a if x < 2 else 0.0
+
+    taps, weights = np.zeros((n_out, k), dtype=np.int64), np.zeros((n_out, k))
+    for i in range(n_out):
+        center = scale * (i + 0.5 - delta)
+        if mode == "bicubic" and not antialias:
+            lo = math.floor(center - 0.5 + delta) - 1
+            taps[i] = np.clip(np.arange(lo, lo + k), 0, n_in - 1)
+            for j in range(k):  # (a tap past an edge adds its weight to the edge pixel's)
+                weights[i, list(taps[i]).index(taps[i, j])] += filt(lo + j - (center - 0.5 + delta))
+            continue
+        lo = builtins_max(int(center - support + 0.5 + delta), 0)  # (int(): C's truncation toward zero)
+        count = builtins_min(builtins_max(builtins_min(int(center + support + 0.5 + delta), n_in) - lo, 0), k)
+        w = [filt((j + lo - center + 0.5 - delta) / (scale if stretch else 1)) for j in range(count)]
+        total = sum(w)
+        taps[i] = np.minimum(np.arange(lo, lo + k), n_in - 1)  # (the taps past the window weigh 0)
+        weights[i, :count] = [v / total for v in w] if total else w
+    precision = 0
+    while precision < 22 and int(0.5 + weights.max() * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    scaled = weights * (1 << precision)
+    return taps, np.trunc(scaled + np.where(scaled < 0, -0.5, 0.5)).astype(np.int64), precision
+
+
+def _resample_uint8(input, size, scales, mode, align_corners, antialias):
+    """interpolate of a uint8 image (N, C, H, W) as PyTorch's: one axis at a time (width, then height; an axis
+    of unchanged size left alone), each output the weighted sum of its taps with int16 weights, rounded
+    (half up) and clamped to [0, 255] before the next axis."""
+    x = input.array.astype(np.int64)
+    for axis in (3, 2):
+        if x.shape[axis] == size[axis - 2]:
+            continue
+        taps, w, precision = _uint8_weights(x.shape[axis], size[axis - 2], mode, align_corners, scales[axis - 2],
+                                            antialias)
+        picked = np.moveaxis(np.take(x, taps, axis=axis), (axis, axis + 1), (-2, -1))  # (..., n_out, k)
+        acc = (picked * w).sum(-1) + (1 << (precision - 1))
+        x = np.moveaxis(np.clip(acc >> precision, 0, 255), -1, axis)
+    return Tensor._wrap(np.ascontiguousarray(x.astype(np.uint8)))
+
+
 def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype, antialias=False):
     """(n_out, n_in): PyTorch's source position of each output pixel, as a selection (nearest: a Nearest) or the
     neighbours' weights (linear: two, bicubic: four, clamped at the border). `scale`: the user's scale_factor
@@ -638,7 +701,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     'bilinear' or 'bicubic' (4-D; antialias=True filters a downscale) or 'trilinear' (5-D), with PyTorch's pixel
     geometry (align_corners for the interpolating modes). Give `size` (an int or one per spatial dim) or `scale_factor`. Shapes: (N, C, L), (N, C, H, W)
     or (N, C, D, H, W) -> the same with the new sizes. One `UpsampleNearest2DBackward0` /
-    `UpsampleBilinear2DBackward0` / ... node."""
+    `UpsampleBilinear2DBackward0` / ... node. A uint8 image resizes by nearest, bilinear or bicubic with
+    PyTorch's fixed-point rounding (no gradient)."""
     check_tensor(input, "input", "interpolate")
     modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
     if mode == "lanczos":
@@ -692,8 +756,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
-    # uint8 images resize by nearest as PyTorch's do (a selection: exact in any dtype); its uint8 bilinear and
-    # bicubic round fixed-point weights, which minigrad does not reproduce
+    if input.array.dtype == np.uint8:  # images: nearest selects (exact in any dtype); bilinear and bicubic as
+        # PyTorch's uint8 kernels, in fixed point; PyTorch has no uint8 area or linear/trilinear
+        if mode in ("bilinear", "bicubic"):
+            return _resample_uint8(input, size, scales, mode, bool(align_corners), antialias)
+        if mode == "area":
+            raise NotImplementedError(f'"adaptive_avg_pool{"3d_cpu" if n == 3 else "2d"}" not implemented for \'Byte\'')
+        if mode in ("linear", "trilinear"):
+            raise NotImplementedError('"compute_indices_weights_linear" not implemented for \'Byte\'')
     if input.array.dtype.kind != "f" and not (input.array.dtype == np.uint8 and mode in ("nearest", "nearest-exact")):
         raise NotImplementedError(f'"interpolate" not implemented for {input.dtype}: pass a floating point tensor')
     if mode == "area":  # PyTorch's area mode is adaptive average pooling to the new size

@@ -35,10 +35,7 @@ def test_other_integer_images_still_refused_by_nearest(torch, dtype):
         F.interpolate(minigrad.tensor(image), size=3)
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="PyTorch's uint8 bilinear / bicubic resize rounds fixed-point weights, not the float result; "
-                          "minigrad asks for a float input instead")
-def test_uint8_bilinear_resize(torch):
+def test_uint8_bilinear_resize(torch):  # (PyTorch's fixed-point weights: tests/nn/test_gaps28_nn.py has more)
     image = np.arange(16, dtype=np.uint8).reshape(1, 1, 4, 4)
     ours = _resized(minigrad, F, image, size=(3, 2), mode="bilinear")
     theirs = _resized(torch, torch.nn.functional, image, size=(3, 2), mode="bilinear")
