@@ -301,7 +301,8 @@ def gcn(torch, init, sparse):
         accs.append((preds[val_mask].eq(labels[val_mask]).double().sum() / val_mask.sum()).item())
         losses.append((loss_train.item(), loss_val.item()))
     dense = adj.to_dense() if sparse else adj
-    return dict(init=init, facts=facts, dense=dense, losses=losses, accs=accs, output=output,
+    rows = torch.mm(features.t(), adj)  # X^T A, features as rows: dense @ sparse in the sparse variant
+    return dict(init=init, facts=facts, dense=dense, rows=rows, rows_node=type(rows.grad_fn).__name__, losses=losses, accs=accs, output=output,
                 grads=grads(model), params=list(model.parameters()))
 
 
