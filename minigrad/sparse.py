@@ -314,6 +314,11 @@ class SparseTensor:
     __matmul__ = matmul
 
     def __rmatmul__(self, other):
+        if isinstance(other, Tensor) and other.dim() == 1:  # (matmul's vector: a row, then squeezed)
+            return _dense_mm(other.unsqueeze(0), self).squeeze_(0)
+        return _dense_mm(other, self)
+
+    def _rmm(self, other):  # torch.mm(other, self)
         return _dense_mm(other, self)
 
     def smm(self, mat2):
@@ -431,6 +436,20 @@ class SparseMmDense(SparseMm):  # torch.mm, Tensor.mm and @ of a sparse matrix: 
     node_name = "MmBackward0"
 
 
+class DenseMmSparse(SparseMm):
+    """dense @ sparse by torch.mm, Tensor.mm and @, computed as PyTorch does: (sparse^T @ dense^T)^T, in one node."""
+
+    node_name = "MmBackward0"
+
+    @staticmethod
+    def forward(ctx, *args):
+        return SparseMm.forward(ctx, *args).T
+
+    @staticmethod
+    def backward(ctx, g):
+        return SparseMm.backward(ctx, g.t())
+
+
 class SparseMv(SparseMm):
     node_name = "MvBackward0"
 
@@ -474,7 +493,9 @@ def _expand_error(shape, target):
 
 
 def mm(mat1, mat2):
-    """torch.sparse.mm: sparse @ dense (dense when both are dense)."""
+    """torch.sparse.mm: sparse @ dense, dense @ sparse (dense when both are dense)."""
+    if isinstance(mat2, SparseTensor) and not isinstance(mat1, SparseTensor):
+        return _dense_mm(mat1, mat2, SparseMm)
     if not isinstance(mat1, SparseTensor):
         from .ops import mm as dense_mm
 
@@ -558,18 +579,15 @@ def spmm(input, mat2):
     return _mm(input, mat2, SparseMmDense) if isinstance(input, SparseTensor) else mm(input, mat2)
 
 
-def _dense_mm(mat1, mat2):
-    """dense @ sparse: column c of the result sums mat1[:, row[k]] * values[k] over the elements k in column c."""
-    if not isinstance(mat1, Tensor) or mat1.dim() != 2 or mat2.sparse_dim() != 2 or mat2.dense_dim() != 0:
+def _dense_mm(mat1, mat2, kind=DenseMmSparse):
+    """dense @ sparse as (mat2^T @ mat1^T)^T, PyTorch's route, with its checks and texts. torch.sparse.mm's
+    result (kind SparseMm) is that product's transpose; torch.mm's is one node."""
+    if not isinstance(mat1, Tensor) or mat2.sparse_dim() != 2 or mat2.dense_dim() != 0:
         raise _no_sparse_kernel("mm")
-    if mat1.dtype != mat2.dtype:
-        raise RuntimeError(f"expected scalar type {mat1.dtype._legacy[:-6]} but found {mat2.dtype._legacy[:-6]}")
-    if mat1.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
-                           f"{mat2.shape[0]}x{mat2.shape[1]})")
-    row, col = (Tensor._wrap(i) for i in mat2._indices_t.array)
-    messages = index_select(mat1, 1, row) * mat2._values_t
-    return index_add(zeros(mat1.shape[0], mat2.shape[1], dtype=mat1.dtype, device=mat1.device), 1, col, messages)
+    if mat1.dim() == 1:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+    product = _mm(mat2.t(), mat1.t(), kind)
+    return product if kind is DenseMmSparse else product.transpose(0, 1)
 
 
 def _check_indices(indices, size):
@@ -976,7 +994,12 @@ class CompressedTensor:
     __matmul__ = matmul
 
     def __rmatmul__(self, other):
+        if isinstance(other, Tensor) and other.dim() == 2 and other.shape[1] != self._size[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({other.shape[0]}x{other.shape[1]} and "
+                               f"{self._size[0]}x{self._size[1]})")
         return _dense_mm(other, self.to_sparse_coo())
+
+    _rmm = __rmatmul__
 
     def numpy(self, *, force=False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")

@@ -573,10 +573,13 @@ class Module:
         return self._apply(lambda a: Tensor._wrap(a).type(dst_type).array)
 
     def share_memory(self):
-        """Move every parameter and buffer to shared memory (`Tensor.share_memory_`), so that processes
-        forked afterwards train this one model in place (Hogwild); returns self."""
+        """Move every parameter, its gradient if it has one, and every buffer to shared memory
+        (`Tensor.share_memory_`), so that processes forked afterwards train this one model in place (Hogwild);
+        returns self."""
         for t in list(self.parameters()) + list(self.buffers()):
             t.share_memory_()
+            if t.grad is not None:  # (PyTorch's _apply reaches gradients too)
+                t.grad.share_memory_()
         return self
 
     def cpu(self):

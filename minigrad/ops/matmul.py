@@ -264,7 +264,7 @@ def mm(input, mat2):
     if getattr(input, "is_sparse", False) or getattr(input, "_compressed", False):  # a sparse COO, CSR or CSC
         return input.mm(mat2)  # matrix (minigrad/sparse.py) makes its own product
     if getattr(mat2, "is_sparse", False) or getattr(mat2, "_compressed", False):
-        return mat2.__rmatmul__(input)
+        return mat2._rmm(input)
     a, b = _operands(input, mat2)
     if a.array.ndim != 2:
         raise RuntimeError("self must be a matrix")
