@@ -490,7 +490,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != (C,):
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
-    if training and any(t is not None and unbatched_in_vmap(t) for t in (running_mean, running_var)):
+    if training and unbatched_in_vmap(running_mean, running_var):
         raise RuntimeError(_VMAP_STATS)  # (vmap's batching rule refuses before the kernel checks)
     if training and (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
