@@ -375,10 +375,12 @@ def _root(t):
     return t if t._base is None else t._base
 
 
-def unbatched_in_vmap(t):
-    """Whether `t`, used inside a vmap, is not a slice of an input the innermost level maps: a tensor every
-    slice's call shares (PyTorch's unbatched tensor), which an in-place update would write once per slice."""
-    return bool(_mapped) and all(_root(t) is not _root(leaf) for leaf in _mapped[-1])
+def unbatched_in_vmap(*tensors):
+    """Whether one of `tensors` (None: absent), used inside a vmap, is not a slice of an input the innermost level
+    maps: a tensor every slice's call shares (PyTorch's unbatched tensor), which an in-place update would write
+    once per slice."""
+    return bool(_mapped) and any(t is not None and all(_root(t) is not _root(leaf) for leaf in _mapped[-1])
+                                 for t in tensors)
 
 
 def _dims_per_leaf(dims, spec):

@@ -499,7 +499,7 @@ class PowTensor(Function):
     def forward(ctx, a, b, bool_exponent=False, dtypes=(None, None)):
         ctx.save(self=a, other=b)
         ctx.bool_exponent = bool_exponent
-        ctx.dtypes = dtypes  # the operands' own dtypes, before promotion (None: a number)
+        ctx.dtypes = dtypes  # the operands' own dtypes where promotion changed them (else None)
         x, y = a.array, b.array
         if y.dtype.kind in "iu" and x.dtype.kind in "iu" and bool((y < 0).any()):
             return _int_pow_negative(x, y)
@@ -517,7 +517,9 @@ class PowTensor(Function):
             # where b == 0 the gradient is 0 (not 0 * a^-1, nan at a == 0), as in PyTorch. PyTorch's formula takes
             # the operands as given: b - 1 in b's own dtype (a float32 1e-8 - 1 is -1: a negative base's
             # gradient is finite), and the power promotes as the forward did
-            x, e = (t if dt is None else cast(t, dt) for t, dt in zip((a, b), ctx.dtypes))
+            own_a, own_b = ctx.dtypes
+            x = a if own_a is None else cast(a, own_a)
+            e = b if own_b is None else cast(b, own_b)
             d = e * x ** (e - 1)
             ga = sum_to(where(b == 0, 0.0, g * (d.conj() if holomorphic else d)), a_shape)
         if ctx.needs_input_grad[1]:
@@ -894,8 +896,9 @@ def pow(input, exponent):
         return PowScalar.apply(cast(input, dt), exponent)
     a, b = binary_operands(input, exponent)
     _check_pow(a.array.dtype, None)
-    dtypes = tuple(t.array.dtype if isinstance(t, Tensor) else None for t in (input, exponent))
-    out = PowTensor.apply(a, b, isinstance(exponent, Tensor) and exponent.array.dtype == np.bool_, dtypes)
+    own_a = input.array.dtype if isinstance(input, Tensor) and input.array.dtype != a.array.dtype else None
+    own_b = exponent.array.dtype if isinstance(exponent, Tensor) and exponent.array.dtype != b.array.dtype else None
+    out = PowTensor.apply(a, b, isinstance(exponent, Tensor) and exponent.array.dtype == np.bool_, (own_a, own_b))
     if out.grad_fn is not None:
         out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
     return out

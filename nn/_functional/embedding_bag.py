@@ -28,7 +28,7 @@ def _host(t):
 
 
 def _check_int(t, arg):
-    if t.array.dtype not in (np.int64, np.int32):  # (PyTorch's two index types)
+    if t.array.dtype.type not in (np.int64, np.int32):  # (PyTorch's two index types)
         raise RuntimeError(f"Expected tensor for argument {arg} to have one of the following scalar types: "
                            f"Long, Int; but got {type_text(t.dtype)} instead (while checking arguments for embedding_bag)")
 

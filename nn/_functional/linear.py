@@ -400,7 +400,7 @@ def scatter_add_rows(idx, g, n):
 def check_embedding_ids(input):
     """PyTorch's errors for embedding ids that are not a Tensor of integers (the range is checked in the op)."""
     check_tensor_arg(input, "embedding", "indices", 2)
-    if input.array.dtype not in (np.int64, np.int32):  # (PyTorch's two index types)
+    if input.array.dtype.type not in (np.int64, np.int32):  # (PyTorch's two index types)
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {type_text(input.dtype)} instead (while checking arguments for embedding)")
 

@@ -484,15 +484,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     if input.array.size == 0:  # PyTorch's: no statistics, the running ones untouched; a graph through x, w, b
         return _empty_affine(input, weight, bias)
-    if not training and (running_mean is None or running_var is None):
-        raise RuntimeError("batch_norm: running_mean and running_var must be given when training=False")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if not training and t is None:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != (C,):
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+    if training and unbatched_in_vmap(running_mean, running_var):
+        raise RuntimeError(_VMAP_STATS)  # (vmap's batching rule refuses before the kernel checks)
+    if training and (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"batch_norm" not implemented for {input.dtype}: pass a floating point tensor')
-    if training and running_mean is not None and unbatched_in_vmap(running_mean):
-        raise RuntimeError(_VMAP_STATS)
     args = (input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
     return keep_absent_edges(BatchNorm.apply(*args), args, (1, 2), drop=(3, 4))  # (no edge for the statistics)
 
