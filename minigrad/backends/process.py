@@ -24,10 +24,13 @@ It does, where each can (and says which in `tuning.applied`):
   (OpenBLAS reads its spin time only when it loads, so it cannot be shortened at run time.)
 - vector width: on AVX-512 CPUs the kernels compile for 512-bit vectors (cpu/team.py), through
   NUMBA_CPU_FEATURES, before their first compile (for this process's other numba code too).
-- gc: the objects alive when it returns (the modules imported, numba's among them) are frozen
-  (`gc.freeze()`): they live as long as the process, so Python's cyclic collector stops walking them
-  in every full collection, and it is paused while numba is imported here (an import makes no cyclic
-  garbage: its collections there walk numba's new objects for nothing). `undo()` unfreezes them.
+- gc: the objects alive when it returns are frozen (`gc.freeze()`): called at a program's start, as
+  train.py and sample.py call it, they are the modules imported (numba's among them), which live as
+  long as the process, so Python's cyclic collector stops walking them in every full collection.
+  (Called later, it would keep whatever cyclic garbage then exists.) The collector is paused while
+  numba is imported here: an import makes no cyclic garbage, its collections there walk numba's new
+  objects for nothing. `undo()` unfreezes them, unless something was frozen before (Python unfreezes
+  all or nothing: another's freeze is left as it was, with these in it).
 
 MINIGRAD_MALLOC_TUNING=0 in the environment leaves malloc and numpy's allocator alone; glibc's own
 MALLOC_* variables leave malloc alone. docs/performance.md has the measurements.
@@ -55,6 +58,7 @@ class ProcessTuning:
     def __init__(self):
         self.applied = set()
         self._env_before = None
+        self._frozen_before = 0  # objects frozen before (by the program, or an earlier tuning)
 
     def undo(self):
         """Set back what this tuning changed: numpy's previous allocator handler for arrays made from
@@ -79,7 +83,7 @@ class ProcessTuning:
                 os.environ.pop("NUMBA_CPU_FEATURES", None)
             else:
                 os.environ["NUMBA_CPU_FEATURES"] = self._env_before
-        if "gc" in self.applied:
+        if "gc" in self.applied and not self._frozen_before:
             gc.unfreeze()
         self.applied = set()
 
@@ -97,6 +101,7 @@ def tune_process():
     """Tune this process for a training or generation run (the module docstring); returns a
     ProcessTuning whose `undo()` sets it back."""
     tuning = ProcessTuning()
+    tuning._frozen_before = gc.get_freeze_count()
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -315,6 +315,8 @@ def masked_fill_mask(index, value):
 
 def refuse_byte_mask_fill(index, value):
     """masked_fill_'s refusal of a uint8 mask, where PyTorch writes as masked_fill_ (index_put_ takes one)."""
+    if type(index) is Tensor and index.array.dtype.type is not np.uint8:  # (the usual t[mask] = v: no look further)
+        return
     mask = masked_fill_mask(index, value)
     if mask is not None and mask.dtype == np.uint8:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")

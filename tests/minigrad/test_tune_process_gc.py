@@ -42,3 +42,10 @@ def test_tune_process_leaves_a_disabled_collector_disabled():
     out = run("gc.disable()")
     assert "enabled False" in out
     assert "frozen True" in out
+
+
+def test_undo_leaves_a_freeze_made_before_it():
+    # Python unfreezes all or nothing: undo() must not thaw what the program froze itself
+    out = run("gc.freeze()")
+    assert "frozen True" in out
+    assert "after_undo frozen 0 " not in out
