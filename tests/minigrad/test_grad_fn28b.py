@@ -1,0 +1,147 @@
+"""The node an op records, as PyTorch records it (grad_fn's name and next_functions one level down): an in-place
+op on a view (CopySlices holding the op's own node, its edges the base's and the op's other inputs'), with values,
+gradients, hooks, version checks and double backward alongside."""
+import numpy as np
+import pytest
+
+import minigrad
+
+torch = pytest.importorskip("torch")
+
+rng = np.random.default_rng(282)
+A = rng.standard_normal((3, 4))
+W = rng.standard_normal((3, 4))
+
+
+def _name(f):
+    return None if f is None else f.name().removeprefix("torch::autograd::")
+
+
+def _node(t):
+    g = t.grad_fn
+    return _name(g), tuple(_name(f) for f, _ in g.next_functions)
+
+
+VIEWS = {
+    "select": lambda b: b[1],
+    "slice": lambda b: b[:, 1:3],
+    "narrow": lambda b: b.narrow(1, 0, 2),
+    "diagonal": lambda b: b.diagonal(),
+    "transpose": lambda b: b.t(),
+    "view": lambda b: b.view(12),
+    "unsqueeze": lambda b: b.unsqueeze(0),
+    "as_strided": lambda b: b.as_strided((2, 2), (4, 1), 1),
+    "view of a view": lambda b: b[1:][0],
+}
+
+
+def _mask(L, v):
+    return L.tensor((np.arange(v.numel()) % 2 == 0).reshape(tuple(v.shape)))
+
+
+def _setitem(v, value):
+    v[...] = value
+
+
+OPS = {
+    "mul_ number": lambda L, v, o: v.mul_(2),
+    "mul_ tensor": lambda L, v, o: v.mul_(o),
+    "add_ alpha": lambda L, v, o: v.add_(o, alpha=2),
+    "sub_": lambda L, v, o: v.sub_(o),
+    "div_": lambda L, v, o: v.div_(o),
+    "clamp_": lambda L, v, o: v.clamp_(-0.5, 0.5),
+    "clamp_ tensor": lambda L, v, o: v.clamp_(o),
+    "relu_": lambda L, v, o: v.relu_(),
+    "sigmoid_": lambda L, v, o: v.sigmoid_(),
+    "tanh_": lambda L, v, o: v.tanh_(),
+    "zero_": lambda L, v, o: v.zero_(),
+    "fill_": lambda L, v, o: v.fill_(1.5),
+    "copy_": lambda L, v, o: v.copy_(o),
+    "masked_fill_": lambda L, v, o: v.masked_fill_(_mask(L, v), 0.3),
+    "index_add_": lambda L, v, o: v.index_add_(0, L.tensor([0]), o.expand(1, *v.shape[1:])),
+    "setitem tensor": lambda L, v, o: _setitem(v, o),
+    "setitem number": lambda L, v, o: _setitem(v, 0.25),
+}
+
+
+def _run(L, op, view):
+    a = L.tensor(A, requires_grad=True)
+    o = L.tensor(0.7, dtype=L.float64, requires_grad=True)
+    b = a.clone()
+    v = VIEWS[view](b)
+    OPS[op](L, v, o)
+    node = _node(b)
+    ((b * L.tensor(W)).sum() + (v * v).sum()).backward()
+    return node, b.detach().numpy(), a.grad.numpy(), None if o.grad is None else o.grad.numpy()
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+@pytest.mark.parametrize("op", list(OPS))
+def test_inplace_on_view_node_values_and_grads(op, view):
+    got, want = _run(minigrad, op, view), _run(torch, op, view)
+    assert got[0] == want[0]
+    for g, w in zip(got[1:], want[1:]):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["mul_ tensor", "div_", "sigmoid_", "tanh_", "add_ alpha", "copy_"])
+def test_inplace_on_view_double_backward(op):
+    def run(L):
+        a = L.tensor(A, requires_grad=True)
+        o = L.tensor(0.7, dtype=L.float64, requires_grad=True)
+        b = a.clone()
+        OPS[op](L, b[1:], o)
+        ga, = L.autograd.grad((b * b * L.tensor(W)).sum(), a, create_graph=True)
+        (ga * ga).sum().backward()
+        return a.grad.numpy(), None if o.grad is None else o.grad.numpy()
+    for g, w in zip(run(minigrad), run(torch)):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_inplace_on_view_hooks_and_retain_grad():
+    def run(L):
+        a = L.tensor(A, requires_grad=True)
+        o = L.tensor(0.7, dtype=L.float64, requires_grad=True)
+        b = a.clone()
+        v = b[1]
+        v.retain_grad()
+        seen, counts = [], []
+        b.register_hook(lambda g: seen.append(g.numpy().copy()))
+        v.mul_(o)
+        b.grad_fn.register_hook(lambda gi, go: counts.append((len(gi), len(go))))
+        ((b * L.tensor(W)).sum() + (v * v).sum()).backward()
+        return seen, counts, v.grad.numpy()
+    (seen, counts, gv), (want_seen, want_counts, wv) = run(minigrad), run(torch)
+    assert counts == want_counts == [(2, 1)]
+    assert len(seen) == len(want_seen) == 1
+    np.testing.assert_allclose(seen[0], want_seen[0])
+    np.testing.assert_allclose(gv, wv)
+
+
+@pytest.mark.parametrize("op", ["sigmoid_", "mul_ tensor"])
+def test_inplace_on_view_freed_graph(op):
+    for L in (minigrad, torch):
+        a = L.tensor(A, requires_grad=True)
+        o = L.tensor(0.7, dtype=L.float64, requires_grad=True)
+        b = a.clone()
+        OPS[op](L, b[1], o)
+        loss = (b * b).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss.backward()
+
+
+def test_inplace_on_view_version_check():
+    for L in (minigrad, torch):  # sigmoid_ saved its result, the view's values: written since
+        b = L.tensor(A, requires_grad=True).clone()
+        v = b[1]
+        v.sigmoid_()
+        loss = (b * b).sum()
+        v.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
