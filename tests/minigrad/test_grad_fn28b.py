@@ -145,3 +145,45 @@ def test_inplace_on_view_version_check():
         v.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             loss.backward()
+
+
+ROUNDS = {
+    "round": lambda L, a: L.round(a),
+    "round decimals=0": lambda L, a: L.round(a, decimals=0),
+    "round decimals=1": lambda L, a: L.round(a, decimals=1),
+    "special.round": lambda L, a: L.special.round(a),
+    "special.round decimals=0": lambda L, a: L.special.round(a, decimals=0),
+    "special.round decimals=2": lambda L, a: L.special.round(a, decimals=2),
+    "Tensor.round": lambda L, a: a.round(),
+    "Tensor.round decimals=0": lambda L, a: a.round(decimals=0),
+    "round_": lambda L, a: a.clone().round_(),
+    "round_ decimals=0": lambda L, a: a.clone().round_(decimals=0),
+}
+
+
+def _rounded(L, op, dtype):
+    a = L.tensor(np.array([1.25, -2.5, 3.5, 0.55]).astype(dtype))
+    if dtype == "float32":
+        a.requires_grad_()
+    try:
+        r = ROUNDS[op](L, a)
+    except (RuntimeError, NotImplementedError) as e:
+        return type(e).__name__, str(e)
+    return _name(r.grad_fn), str(r.dtype).split(".")[-1], r.detach().numpy().tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("op", list(ROUNDS))
+def test_round_node_and_refusals(op, dtype):  # decimals given, even 0: RoundBackward1, and integers refused
+    assert _rounded(minigrad, op, dtype) == _rounded(torch, op, dtype)
+
+
+def test_resolve_conj_of_conj_is_a_clone():
+    def run(L):
+        c = L.tensor(np.array([1 + 2j, -0.5j]), requires_grad=True)
+        x = c.conj()
+        r = x.resolve_conj()
+        (r.real * 2 + r.imag * 3).sum().backward()
+        return (_node(r), _node(L.resolve_conj(c * 2)), c.resolve_conj() is c, x.resolve_neg() is x,
+                r.detach().numpy().tolist(), c.grad.resolve_conj().numpy().tolist())
+    assert run(minigrad) == run(torch)
