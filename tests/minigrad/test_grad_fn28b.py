@@ -220,3 +220,37 @@ def test_promoted_operand_has_no_to_copy_node(case):  # each operand's own edge,
     np.testing.assert_allclose(got[3], want[3], rtol=1e-5)
     np.testing.assert_allclose(got[4], want[4], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(got[5], want[5], rtol=1e-4, atol=1e-5)
+
+
+def _real_part_mul(L, o):
+    a = L.tensor(np.array([1 + 2j, 3 - 1j]), requires_grad=True)
+    c = a.clone()
+    c.real.mul_(o)
+    return a, c, c.abs().sum()
+
+
+def _zero_dim_base_mul(L, o):
+    a = L.tensor(1.5, dtype=L.float64, requires_grad=True)
+    d = a.clone()
+    d.view(1).mul_(o)
+    return a, d, d * d
+
+
+def _no_grad_base_mul(L, o):
+    b = L.zeros(2, 3, dtype=L.float64)
+    b[0].mul_(o)
+    return None, b, (b * b).sum()
+
+
+@pytest.mark.parametrize("case", [_real_part_mul, _zero_dim_base_mul, _no_grad_base_mul])
+def test_inplace_on_other_views_node_and_grads(case):  # a complex base's real part, a 0-d base, a base without grad
+    def run(L):
+        o = L.tensor(0.7, dtype=L.float64, requires_grad=True)
+        a, b, loss = case(L, o)
+        node = _node(b)
+        loss.backward()
+        return node, None if a is None else a.grad.resolve_conj().numpy().tolist(), o.grad.item()
+    got, want = run(minigrad), run(torch)
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1] or 0, want[1] or 0)
+    np.testing.assert_allclose(got[2], want[2])
