@@ -112,7 +112,7 @@ def get_device(input):
     return input.get_device()
 
 
-resolve_neg = ops.resolve_conj  # (no lazily negated tensors here: see is_neg)
+resolve_neg = ops.resolve_neg
 
 
 def set_flush_denormal(mode):

@@ -11,7 +11,8 @@ no gradient in PyTorch, nor here. Not provided: `airy_ai` (no accurate method wi
 coefficients), and `out=` arguments. The array code behind the ops is in minigrad/ops/special_array.py
 and minigrad/ops/bessel_array.py.
 """
-from .ops import digamma, erf, erfc, erfinv, exp2, expm1, log1p, logit, logsumexp, polygamma, round, sinc
+from .ops import digamma, erf, erfc, erfinv, exp2, expm1, log1p, logit, logsumexp, polygamma, sinc
+from .ops import round as _round
 from .ops import lgamma as gammaln
 from .ops import log_softmax as _log_softmax
 from .ops import sigmoid as expit
@@ -29,6 +30,11 @@ from .ops.special_ops import (  # noqa: F401
 )
 
 psi = digamma
+
+
+def round(input, *, decimals=0):
+    """round with decimals always given (PyTorch's special.round: its node RoundBackward1)."""
+    return _round(input, decimals=decimals)
 
 
 def softmax(input, dim=None, *, dtype=None):

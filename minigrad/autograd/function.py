@@ -178,6 +178,7 @@ class SavedTensor:
     __slots__ = (
         "tensor", "packed", "unpack_hook", "version", "counter", "is_output", "_shape", "_dtype", "edge",
     )
+    view_result = False
 
     def __init__(self, t, is_output=False):
         if grad_mode.inference_tensors_made and getattr(t, "_inference", False):  # (written in place with no version kept)
@@ -231,9 +232,10 @@ class SavedTensor:
         # As PyTorch 2.13's: a saved output names its own node; a saved input names the node that
         # produces it now (after an in-place op, the in-place op's node); a leaf names none. The node's
         # name loses its "Backward" and a 0 ("output 0 of Mul", "of T1"); the hint depends on anomaly mode.
-        fn = node if self.is_output else getattr(self.tensor, "grad_fn", None)
+        output = self.is_output or self.view_result
+        fn = node if output else getattr(self.tensor, "grad_fn", None)
         if fn is not None:
-            nr = 0 if self.is_output else self.tensor._output_nr
+            nr = 0 if output else self.tensor._output_nr
             where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', fn.name())},"
         else:
             where = ""
@@ -254,6 +256,15 @@ class SavedTensor:
         """Bytes held by what was saved (a packed value counts if it is a tensor)."""
         data = self.array if self.tensor is not None else getattr(getattr(self, "packed", None), "array", None)
         return int(getattr(data, "nbytes", 0))
+
+
+class SavedViewResult(SavedTensor):
+    """The saved result of an in-place op on a view whose node CopySlices holds: the view itself, its history its
+    region of CopySlices when unpacked (not the op's node: a double backward reaches the op through CopySlices
+    alone), as PyTorch's; its version error names the op, as any saved output's."""
+
+    __slots__ = ()
+    view_result = True
 
 
 _new_saved = object.__new__
@@ -444,7 +455,7 @@ class BackwardNode(Node, FunctionCtx):
         place) goes through unpack, which raises its error or unpacks the hook's value."""
         s = self._saved[-1]  # (wrap_outputs saves the output after whatever forward saved: last)
         a = s.tensor
-        if a is None or s.counter[0] != s.version:
+        if a is None or s.counter[0] != s.version or not s.is_output:  # (not: an in-place op's on a view keeps the view)
             return s.unpack(self).array
         return a
 
@@ -785,6 +796,37 @@ def keep_absent_edges(out, args, slots, drop=()):
     node.next_functions = tuple([edges[i] for i in every])
     node._tensor_positions = tuple(every)
     return out
+
+
+def fold_promotions(node, originals, promoted):
+    """PyTorch's edges for an op that promoted tensor operands to its result dtype (`float32 * complex64`): each
+    operand's own edge, with no ToCopyBackward0 node between, its gradient cast back to the operand's dtype (a
+    complex one's real part for a real operand). `originals`, `promoted`: the op's arguments before and after."""
+    edges, casts = list(node.next_functions), {}
+    for k, i in enumerate(node._tensor_positions):
+        t, p = originals[i], promoted[i]
+        if p is not t and isinstance(t, Tensor) and t._requires_grad and edges[k][0] is p.grad_fn:
+            edges[k] = p.grad_fn.next_functions[0]
+            casts[k] = t.array.dtype
+    if casts:
+        node.next_functions, node._casts = tuple(edges), casts
+        cls = type(node)
+        node.__class__ = _CASTING.get(cls) or _CASTING.setdefault(cls, type(cls.__name__, (cls,), {
+            "apply": _apply_casting, "__module__": cls.__module__}))
+
+
+_CASTING = {}  # a node class: its subclass whose gradients fold_promotions casts back
+
+
+def _apply_casting(node, *grads):
+    out = list(type(node).__mro__[1].apply(node, *grads))
+    for k, dtype in node._casts.items():
+        g = out[k]
+        if g is not None and g.array.dtype != dtype:
+            if g.array.dtype.kind == "c" and dtype.kind != "c":
+                g = g.real
+            out[k] = g.to(from_numpy_dtype(dtype))
+    return tuple(out)
 
 
 def keep_operand_shapes(node, inputs, outputs):

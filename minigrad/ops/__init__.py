@@ -39,7 +39,7 @@ from .composite import (  # noqa: F401
     triu_indices, true_divide, unique, unique_consecutive, vander, var_mean, vsplit, vstack,
 )
 from .composite import (  # noqa: F401
-    index_put, is_complex, is_nonzero, is_same_size, is_signed, nanquantile, nextafter, quantile, resolve_conj,
+    index_put, is_complex, is_nonzero, is_same_size, is_signed, nanquantile, nextafter, quantile, resolve_conj, resolve_neg,
     split_with_sizes, sum_to_size, type_as, vdot,
 )
 from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatter  # noqa: F401
@@ -310,7 +310,7 @@ def _bind_methods(Tensor):
                                                                                         "'n' (position 1)")))
     methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
-    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=conj, nelement=lambda self: self.numel(),
+    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_neg, conj=conj, nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into,
                                                                                         reads=_index_put_read))
     methods.update(nextafter_=_make_inplace(nextafter, "nextafter", elementwise=True, partial_reads=True), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))

@@ -1877,7 +1877,15 @@ def sum_to_size(input, *size):
 
 
 def resolve_conj(input):
-    return input  # (minigrad's conj is a copy, never a lazy bit: nothing to resolve)
+    """input itself: minigrad's conj is a copy, never a lazy bit to resolve. conj's own result is the one PyTorch
+    marks lazy: resolved, it is a clone of it, as PyTorch's (its node CloneBackward0)."""
+    if type(input.grad_fn) is complex_ops.Conj._backward_cls:
+        return shape_ops.clone(input)
+    return input
+
+
+def resolve_neg(input):
+    return input  # (no lazily negated tensors here: see is_neg)
 
 
 conj, conj_physical = complex_ops.conj, complex_ops.conj_physical

@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import forward_ad, grad_mode, recording
 from ..autograd import function as _function
-from ..autograd.function import Function
+from ..autograd.function import Function, SavedViewResult
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor, _RetainGrad
@@ -20,6 +20,7 @@ from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may
                     same_elements, too_many_positional, type_name)
 from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
 from .conversion import warn_complex_to_real
+from .shape import Clone
 from .indexing import (Index, IndexPut, masked_fill_mask, refuse_byte_mask_fill, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
                        _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
 
@@ -208,9 +209,14 @@ def set_history(t, node):
 def _output_kept_in(self, out):
     """Where the out-of-place op saved its output `out` for backward (relu_'s, sigmoid_'s), what it saved is
     self from here on, at its version now: a later in-place op on self is caught, as PyTorch catches it."""
-    for s in getattr(out.grad_fn, "_saved", None) or ():
+    node = out.grad_fn
+    saved = getattr(node, "_saved", None) or ()
+    for i, s in enumerate(saved):
         if s is not None and s.is_output and s.tensor is out.array:
-            s.tensor, s.counter, s.version = self.array, self._version_counter, self._version_counter[0]
+            if self._base is not None and getattr(self._base.grad_fn, "fn", None) is node:  # (folded: CopySlices')
+                saved[i] = SavedViewResult(self)
+            else:
+                s.tensor, s.counter, s.version = self.array, self._version_counter, self._version_counter[0]
 
 
 def in_graph(self, others):
@@ -298,16 +304,81 @@ def _inplace_on_view(view, out, place):
     node a CopySlices of the op's result `out` into its `place`), and the view's history becomes that
     region of the new base, so later uses of either send their gradients through the op."""
     base = view._base
-    _keep_original(view, out.grad_fn)
-    if type(place) is PartsOf:  # (a write through .real/.imag/view_as_real of a complex base)
-        new_base = CopyParts.apply(base, out, place.at)
-    elif type(place) is FlatOf:  # (a 0-d base: the view's one element is all of it)
-        new_base = IndexPut.apply(base, out.reshape(()), ())
-    else:
-        new_base = IndexPut.apply(base, out, place)
+    fn = out.grad_fn
+    _keep_original(view, fn)
+    if _folds(view, out):
+        new_base = CopySlices.apply(base, out, place)
+        _fold(new_base.grad_fn, fn)
+    else:  # (out is not the op's own node on the view: a CopySlices of the write alone, out's node its edge)
+        new_base = _put_into(base, out, place)
     array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
     set_history(base, new_base.grad_fn)
     _region_of_base(view, place)
+
+
+def _put_into(t, value, place):
+    """t with `value` written at its `place` in t (recorded)."""
+    if type(place) is PartsOf:  # (a write through .real/.imag/view_as_real of a complex base)
+        return CopyParts.apply(t, value, place.at)
+    if type(place) is FlatOf:  # (a 0-d base: the view's one element is all of it)
+        return IndexPut.apply(t, value.reshape(()), ())
+    return IndexPut.apply(t, value, place)
+
+
+def _slice_of(t, place, node=Index):
+    """The elements at `place` in t, in the view's shape (recorded as a `node`)."""
+    if type(place) is PartsOf:
+        return node.apply(_parts(t), (place.at,), True)
+    if type(place) is FlatOf:
+        return node.apply(t.reshape(-1), (place.at,), True)
+    return node.apply(t, place, True)
+
+
+def _folds(view, out):
+    """Whether out's node is the in-place op's own, its first input the view as it was: PyTorch folds that node
+    into CopySlices."""
+    fn = out.grad_fn
+    if fn is None or out._output_nr != 0 or len(fn._output_meta) != 1 or not fn.next_functions:
+        return False
+    first = fn.next_functions[0]
+    if type(first[0]) is Clone._backward_cls:  # (an op that saves its input runs on a clone)
+        first = first[0].next_functions[0]
+    return first == (view.grad_fn, view._output_nr if view.grad_fn is not None else 0)
+
+
+class CopySlices(Function):
+    """PyTorch's node of an in-place op on a view, holding the op's own node `fn`: its edges are the base's and
+    fn's other inputs'; its backward runs fn's on the view's slice of the gradient, whose gradient for the
+    view's old values takes that slice's place in the base's."""
+    node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, out, place):
+        ctx.place = place
+        return _put_into(base, out, place).array  # (grad mode is off in forward: nothing recorded)
+
+    @staticmethod
+    def backward(ctx, g):
+        grads = ctx.fn.apply(_slice_of(g, ctx.place))
+        ga = None
+        if ctx.needs_input_grad[0]:
+            old = grads[0]
+            if old is None:  # (the op's result does not depend on the view's old values: zero_, fill_, copy_)
+                old = Tensor._wrap(array_module(g.array).zeros(_slice_of(g, ctx.place).shape, dtype=g.array.dtype))
+            ga = _put_into(g, old, ctx.place)
+        return (ga, *grads[1:])
+
+
+def _fold(node, fn):
+    """node (CopySlices) takes fn's place in the graph: fn's edges but the first (the view's) become its own, and
+    fn's saved tensors are freed with node's."""
+    node.fn = fn
+    node.next_functions = node.next_functions[:1] + fn.next_functions[1:]
+    needs = fn.needs_input_grad
+    node.needs_input_grad = node.needs_input_grad[:1] + tuple([needs[i] for i in fn._tensor_positions[1:]])
+    node._tensor_positions = tuple(range(len(node.next_functions)))
+    node._n_args = len(node.next_functions)
+    node._saved = fn._saved
 
 
 def regrow_view(view):
@@ -341,12 +412,7 @@ def _region_of_base(view, place):
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
-        if type(place) is PartsOf:
-            region = ViewOfModifiedBase.apply(_parts(view._base), (place.at,), True)
-        elif type(place) is FlatOf:
-            region = ViewOfModifiedBase.apply(view._base.reshape(-1), (place.at,), True)
-        else:
-            region = ViewOfModifiedBase.apply(view._base, place, True)
+        region = _slice_of(view._base, place, ViewOfModifiedBase)
     finally:
         state.grad_enabled = prev
     set_history(view, region.grad_fn)

@@ -118,13 +118,15 @@ class RoundDecimals(Function):
         return zeros_like_grad(g), None
 
 
-def round(input, decimals=0):
-    """Round half to even (to `decimals` places); zero gradient."""
-    if decimals == 0:
+def round(input, decimals=None):
+    """Round half to even (to `decimals` places); zero gradient. Given decimals, even 0, it is PyTorch's other
+    overload: its node RoundBackward1, and an integer tensor refused, not copied."""
+    if decimals is None:
         return _round0(input)
     if input.array.dtype.kind in "iubc":
-        refuse("round_decimals", input)
-        raise NotImplementedError(f"\"round_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
+        refuse("round" if decimals == 0 else "round_decimals", input)
+        kernel = "round_vml_cpu" if decimals == 0 else "round_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy[:-6]}'")
     return RoundDecimals.apply(input, decimals)
 
 

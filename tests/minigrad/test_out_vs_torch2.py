@@ -268,7 +268,6 @@ KNOWN = {
     "diag": "int64 int32 bool",
     "histc": "float64 float16 int64 int32 bool complex64",
     "acosh": "right resize noncontig float64 float16 complex64",
-    "resolve_neg": "right resize ingrad outgrad noncontig float64 float16 int64 int32 bool complex64",
     "float_power": "right resize noncontig float64",
     "heaviside": "float64 float16 int64 int32 bool complex64",
     "ldexp": "float64 float16 int64 int32 bool complex64",
