@@ -798,37 +798,6 @@ def keep_absent_edges(out, args, slots, drop=()):
     return out
 
 
-def fold_promotions(node, originals, promoted):
-    """PyTorch's edges for an op that promoted tensor operands to its result dtype (`float32 * complex64`): each
-    operand's own edge, with no ToCopyBackward0 node between, its gradient cast back to the operand's dtype (a
-    complex one's real part for a real operand). `originals`, `promoted`: the op's arguments before and after."""
-    edges, casts = list(node.next_functions), {}
-    for k, i in enumerate(node._tensor_positions):
-        t, p = originals[i], promoted[i]
-        if p is not t and isinstance(t, Tensor) and t._requires_grad and edges[k][0] is p.grad_fn:
-            edges[k] = p.grad_fn.next_functions[0]
-            casts[k] = t.array.dtype
-    if casts:
-        node.next_functions, node._casts = tuple(edges), casts
-        cls = type(node)
-        node.__class__ = _CASTING.get(cls) or _CASTING.setdefault(cls, type(cls.__name__, (cls,), {
-            "apply": _apply_casting, "__module__": cls.__module__}))
-
-
-_CASTING = {}  # a node class: its subclass whose gradients fold_promotions casts back
-
-
-def _apply_casting(node, *grads):
-    out = list(type(node).__mro__[1].apply(node, *grads))
-    for k, dtype in node._casts.items():
-        g = out[k]
-        if g is not None and g.array.dtype != dtype:
-            if g.array.dtype.kind == "c" and dtype.kind != "c":
-                g = g.real
-            out[k] = g.to(from_numpy_dtype(dtype))
-    return tuple(out)
-
-
 def keep_operand_shapes(node, inputs, outputs):
     """keep_state of a binary op: its two operands' shapes, to which its backward sums the gradients."""
     a, b = inputs[0], inputs[1]

@@ -10,7 +10,7 @@ from .. import backends
 from .._warn_once import warn_once
 from ..autograd import function as _function
 from ..autograd import recording
-from ..autograd.function import FREED_MESSAGE, Function, fold_promotions, keep_absent_edges, keep_operand_shapes, keeps_operand_shapes
+from ..autograd.function import FREED_MESSAGE, Function, keep_absent_edges, keep_operand_shapes, keeps_operand_shapes
 from ..autograd.grad_mode import state
 from ..device import array_module, pick
 from ..tensor import Tensor
@@ -602,11 +602,8 @@ def _minmax_backward(g, a, b, ctx, wins):
 
 
 def _binary(cls, a, b, *extra):
-    x, y = binary_operands(a, b)
-    out = apply_binary(cls, x, y, *extra)
-    if out.grad_fn is not None and (x is not a or y is not b):
-        fold_promotions(out.grad_fn, (a, b), (x, y))
-    return out
+    a, b = binary_operands(a, b)
+    return apply_binary(cls, a, b, *extra)
 
 
 def apply_binary(cls, a, b, *extra):

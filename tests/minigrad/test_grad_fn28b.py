@@ -189,39 +189,6 @@ def test_resolve_conj_of_conj_is_a_clone():
     assert run(minigrad) == run(torch)
 
 
-PROMOTED = {
-    "complex * real": (lambda a, b: a * b, "complex64", "float32"),
-    "real * complex": (lambda a, b: a * b, "float32", "complex64"),
-    "complex + real": (lambda a, b: a + b, "complex64", "float32"),
-    "complex - float64": (lambda a, b: a - b, "complex64", "float64"),
-    "float32 * float64": (lambda a, b: a * b, "float32", "float64"),
-    "float64 + float32": (lambda a, b: a + b, "float64", "float32"),
-    "maximum float32 float64": (lambda a, b: a.maximum(b), "float32", "float64"),
-}
-
-
-@pytest.mark.parametrize("case", list(PROMOTED))
-def test_promoted_operand_has_no_to_copy_node(case):  # each operand's own edge, its gradient of its own dtype
-    fn, da, db = PROMOTED[case]
-
-    def run(L):
-        a = L.tensor(np.array([1 + 2j, -0.5 + 1j, 2.0]).astype(da) if "c" in da[0] else np.array([1.5, -0.5, 2.0]).astype(da),
-                     requires_grad=True)
-        b = L.tensor(np.array([0.5 - 1j, 2.0, -1.5j]).astype(db) if "c" in db[0] else np.array([0.5, 2.5, -1.0]).astype(db),
-                     requires_grad=True)
-        r = fn(a, b)
-        ga, gb = L.autograd.grad((r * r).abs().sum(), (a, b), create_graph=True)
-        (ga.abs().sum() + gb.abs().sum()).backward()
-        return (_node(r), str(ga.dtype).split(".")[-1], str(gb.dtype).split(".")[-1],
-                np.asarray(ga.detach().resolve_conj()).tolist() if L is torch else ga.detach().numpy().tolist(),
-                a.grad.resolve_conj().numpy().round(5).tolist(), b.grad.resolve_conj().numpy().round(5).tolist())
-    got, want = run(minigrad), run(torch)
-    assert got[:3] == want[:3]
-    np.testing.assert_allclose(got[3], want[3], rtol=1e-5)
-    np.testing.assert_allclose(got[4], want[4], rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(got[5], want[5], rtol=1e-4, atol=1e-5)
-
-
 def _real_part_mul(L, o):
     a = L.tensor(np.array([1 + 2j, 3 - 1j]), requires_grad=True)
     c = a.clone()
