@@ -10,7 +10,7 @@ inputs' dtypes: the ops PyTorch's CPU autocast list keeps in float32 agree, thos
 import math
 
 import numpy as np
-from fuzz_settings import fuzz_rng
+from tests.fuzz_settings import fuzz_rng
 import pytest
 
 import minigrad

@@ -4,7 +4,7 @@ dense operands and to the values, and error texts."""
 import warnings
 
 import numpy as np
-from fuzz_settings import fuzz_rng
+from tests.fuzz_settings import fuzz_rng
 import pytest
 
 import minigrad

@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 import pytest
-from fuzz_settings import fuzz_settings
+from tests.fuzz_settings import fuzz_settings
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
