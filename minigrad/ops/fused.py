@@ -116,8 +116,10 @@ class Addcmul(Function):
         need = ctx.needs_input_grad
         ctx.save(self=None, tensor1=t1 if need[2] else None, tensor2=t2 if need[1] else None)
         ctx.shapes, ctx.value = (input.array.shape, t1.array.shape, t2.array.shape), value
-        if input.array.dtype == np.float16:  # PyTorch's half kernel: in float32 (value too), rounded once
-            return in_float32(lambda x, a, b: x + np.float32(value) * a * b, input.array, t1.array, t2.array)
+        if input.array.dtype == np.float16:  # PyTorch's half kernel: in float32 (value too), its (value t1) t2 + input
+            # one fused multiply-add (as its compiler contracts it), rounded once: the float32 product is exact in float64
+            return in_float32(lambda x, a, b: ((np.float32(value) * a).astype(np.float64) * b + x).astype(np.float32),
+                              input.array, t1.array, t2.array)
         return input.array + _scaled(t1.array * t2.array, value)
 
     @staticmethod

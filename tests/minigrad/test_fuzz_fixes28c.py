@@ -74,3 +74,12 @@ def test_every_fuzzer_draws_through_the_shared_seed():
                if not any(k in p.read_text() for k in ("tests.fuzz_settings", "fuzz_rand as rand"))]
     assert not missing, missing
     assert os.path.exists(root / "fuzz_settings.py")
+
+
+def test_half_addcmul_is_one_fused_multiply_add_as_pytorchs():
+    # PyTorch's half addcmul takes (value t1) t2 + input in float32 as one fused multiply-add: here its float32
+    # result is 1 float32 ulp past the float16 midpoint that separate steps land on
+    a, b, p = (np.array([v, 1.5], dtype=np.float16) for v in (5.566, -8.414, 2.344))
+    ours = minigrad.addcmul(minigrad.tensor(a), minigrad.tensor(b), minigrad.tensor(p), value=0.3).numpy()
+    theirs = torch.addcmul(torch.tensor(a), torch.tensor(b), torch.tensor(p), value=0.3).numpy()
+    np.testing.assert_array_equal(ours.view(np.uint16), theirs.view(np.uint16))
