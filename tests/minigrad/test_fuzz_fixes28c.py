@@ -83,3 +83,27 @@ def test_half_addcmul_is_one_fused_multiply_add_as_pytorchs():
     ours = minigrad.addcmul(minigrad.tensor(a), minigrad.tensor(b), minigrad.tensor(p), value=0.3).numpy()
     theirs = torch.addcmul(torch.tensor(a), torch.tensor(b), torch.tensor(p), value=0.3).numpy()
     np.testing.assert_array_equal(ours.view(np.uint16), theirs.view(np.uint16))
+
+
+def _outcome(fn):
+    try:
+        return "ok", tuple(fn().shape)
+    except Exception as e:  # noqa: BLE001 - the type and text are compared
+        return type(e).__name__, str(e)
+
+
+@pytest.mark.parametrize("ord", [2, -2, 1, -1, float("inf"), float("-inf"), "nuc"])
+@pytest.mark.parametrize("shape,dim", [((0, 3, 1), (0, -1)), ((2, 0, 3), (-2, -1)), ((2, 3, 0), (-1, -2)),
+                                       ((3, 0, 0), (-1, 0))])
+def test_matrix_norm_of_empty_matrices_as_pytorchs(ord, shape, dim):
+    # the largest of no sums is 0 (the empty sum's), the smallest amin's error naming the dim as PyTorch gives it
+    a = np.zeros(shape, np.complex64)
+    assert _outcome(lambda: minigrad.linalg.matrix_norm(minigrad.tensor(a), ord, dim=dim)) == \
+        _outcome(lambda: torch.linalg.matrix_norm(torch.tensor(a), ord, dim=dim))
+
+
+@pytest.mark.parametrize("name", ["amin", "amax"])
+@pytest.mark.parametrize("dim", [-1, 1, (0, -2), [-2], (-3, 1)])
+def test_amin_amax_name_an_empty_dim_as_given(name, dim):
+    assert _outcome(lambda: getattr(minigrad, name)(minigrad.zeros(2, 0, 3), dim)) == \
+        _outcome(lambda: getattr(torch, name)(torch.zeros(2, 0, 3), dim))
