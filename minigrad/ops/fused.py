@@ -11,6 +11,7 @@ from ..tensor import Tensor
 from . import elementwise, matmul, reduction
 from ._util import cast, in_float32, sum_to, sum_to_array
 from ._util import quiet as _quiet, scaled as _scaled
+from .special_array import rounded
 from ..autograd.grad_mode import state
 
 
@@ -115,8 +116,10 @@ class Addcmul(Function):
         need = ctx.needs_input_grad
         ctx.save(self=None, tensor1=t1 if need[2] else None, tensor2=t2 if need[1] else None)
         ctx.shapes, ctx.value = (input.array.shape, t1.array.shape, t2.array.shape), value
-        if input.array.dtype == np.float16:  # PyTorch's half kernel: in float32 (value too), rounded once
-            return in_float32(lambda x, a, b: x + np.float32(value) * a * b, input.array, t1.array, t2.array)
+        if input.array.dtype == np.float16:  # PyTorch's half kernel: in float32 (value too), its (value t1) t2 + input
+            # one fused multiply-add (as its compiler contracts it), rounded once: the float32 product is exact in float64
+            return in_float32(lambda x, a, b: ((np.float32(value) * a).astype(np.float64) * b + x).astype(np.float32),
+                              input.array, t1.array, t2.array)
         return input.array + _scaled(t1.array * t2.array, value)
 
     @staticmethod
@@ -226,7 +229,10 @@ def _sinc_array(x):
     xp = array_module(x)
     px = x * math.pi
     zero = x == 0
-    return xp.where(zero, 1.0, _quiet(np.divide, xp.sin(px), xp.where(zero, 1.0, px))).astype(x.dtype, copy=False)
+    # float32's sin in float64, rounded once: the C library's sinf that PyTorch's kernel calls (numpy's own is
+    # an ulp off on some elements, by CPU)
+    sin = rounded(xp.sin, px) if x.dtype == np.float32 else xp.sin(px)
+    return xp.where(zero, 1.0, _quiet(np.divide, sin, xp.where(zero, 1.0, px))).astype(x.dtype, copy=False)
 
 
 class Deg2Rad(Function):

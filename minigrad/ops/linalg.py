@@ -1707,8 +1707,9 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False):
         from .composite import movedim
 
         s = svdvals(movedim(x, (r, c), (-2, -1)))
-        # (an empty matrix has no singular values: its norms are 0, the empty sum's)
-        out = s.sum(-1) if isinstance(ord, str) or not s.shape[-1] else (amax if ord == 2 else amin)(s, -1)
+        # (an empty matrix has no singular values: its norms are 0, the empty sum's; its smallest one, -2, is
+        # amin's error, as PyTorch's)
+        out = s.sum(-1) if isinstance(ord, str) or ord == 2 and not s.shape[-1] else (amax if ord == 2 else amin)(s, -1)
         if keepdim:
             for d in sorted((r % x.array.ndim, c % x.array.ndim)):
                 out = out.unsqueeze(d)
@@ -1720,7 +1721,10 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False):
     summed, kept = (r % nd, c % nd) if ord in (1, -1) else (c % nd, r % nd)
     if not keepdim and summed < kept:
         kept -= 1
-    return (amax if ord > 0 else amin)(norm(x, 1, summed, keepdim), kept, keepdim)
+    sums = norm(x, 1, summed, keepdim)
+    if ord > 0 and not sums.shape[kept]:  # (no sums: 0, the empty sum's, as PyTorch's; the smallest, amin's error)
+        return sums.sum(kept, keepdim)
+    return (amax if ord > 0 else amin)(sums, kept, keepdim)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):

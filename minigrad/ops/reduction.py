@@ -397,7 +397,7 @@ def _no_dim_of_nothing(name, input):
 
 
 def _nonempty_dims(name, input, dims):
-    """PyTorch's refusal of a reduction over a dim of size 0 (a 0-d input has none)."""
+    """PyTorch's refusal of a reduction over a dim of size 0 (a 0-d input has none), naming it as given."""
     for d in dims if input.array.ndim else ():
         if input.array.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -409,7 +409,7 @@ def amax(input, dim=None, keepdim=False):
         refuse("amax", input)
     dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
-        _nonempty_dims("amax", input, dims)
+        _nonempty_dims("amax", input, (dim,) if isinstance(dim, int) else dim)  # (after normalize_dims' checks)
     else:
         _no_dim_of_nothing("amax", input)
     return Amax.apply(input, dims, keepdim, True)
@@ -421,7 +421,7 @@ def amin(input, dim=None, keepdim=False):
         refuse("amin", input)
     dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
-        _nonempty_dims("amin", input, dims)
+        _nonempty_dims("amin", input, (dim,) if isinstance(dim, int) else dim)  # (after normalize_dims' checks)
     else:
         _no_dim_of_nothing("amin", input)
     return Amin.apply(input, dims, keepdim, False)

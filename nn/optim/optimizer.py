@@ -373,10 +373,12 @@ class Optimizer:
         A "step" among `names` is one element per parameter (0-d views, in the scalar dtype, on the
         CPU as PyTorch's), so that the caller counts every parameter's step with one write; where the
         parameters' steps differ (some were stepped without the others) the buffers are None, and the
-        caller steps them one at a time. Steps counted together stay equal."""
+        caller steps them one at a time (also where one was stepped alone since, through its view)."""
         key = (tuple(id(p) for p in params), names)
         bufs = self._flat_state.get(key)
         if bufs is not None and self._state_in(bufs, params, names):
+            if "step" in names and not (bufs["step"] == bufs["step"][0]).all():
+                return None, False  # one of them was stepped alone since (its step view counted in place)
             return bufs, False
         if "step" in names and len({float(self.state[p]["step"].array) if "step" in self.state[p] else 0.0
                                     for p in params}) != 1:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from tests.fuzz_settings import fuzz_seed
 
 torch = pytest.importorskip("torch")
 
@@ -241,4 +242,4 @@ STEPS = [k for k in STEP_FNS for _ in range(3 if k in ("mul", "select", "mul_", 
 @pytest.mark.parametrize("block", range(3))
 def test_seeded_programs(block):
     for seed in range(block * 40, block * 40 + 40):
-        run_both(random_program(seed))
+        run_both(random_program(fuzz_seed(seed)))

@@ -4,7 +4,7 @@ case compares the output's values, dtype and grad_fn name, and the gradient (rea
 that depends on both parts of every output; a subset also compares second-order gradients. Where PyTorch refuses a
 complex input, the refusal text is compared instead."""
 import numpy as np
-from fuzz_settings import fuzz_rng
+from tests.fuzz_settings import fuzz_rng
 import pytest
 
 import minigrad

@@ -12,6 +12,7 @@ import pytest
 
 import minigrad
 import minigrad.utils.data as mdata
+from tests.fuzz_settings import fuzz_seed
 
 Point = collections.namedtuple("Point", ["x", "y"])
 
@@ -155,7 +156,7 @@ def build(spec, lib, rng):
 
 
 def test_fuzz_default_collate_and_convert_match_torch(torch):
-    rng = random.Random(0)
+    rng = random.Random(fuzz_seed(0))
     for case in range(200):
         spec, n = random_spec(rng), rng.randint(1, 3)
         for name in ("default_collate", "default_convert"):
@@ -180,7 +181,7 @@ class Stream:
 
 
 def test_fuzz_loader_configurations_match_torch(torch):
-    rng = random.Random(1)
+    rng = random.Random(fuzz_seed(1))
     for _ in range(150):
         n = rng.randint(0, 13)
         iterable, sized = rng.random() < 0.4, rng.random() < 0.7
@@ -207,7 +208,7 @@ def two_passes(L, D, n, iterable, sized, kwargs):
 def test_fuzz_shuffles_have_torchs_structure(torch):
     """Every key once per pass, a new order each pass, the same passes again from the same seed, for a
     `generator=` and for the global seed; len and batch sizes as PyTorch's."""
-    rng = random.Random(2)
+    rng = random.Random(fuzz_seed(2))
     for _ in range(40):
         n, batch_size = rng.randint(2, 20), rng.choice([None, 1, 3, 7])
         drop_last = batch_size is not None and rng.random() < 0.5

@@ -2,7 +2,7 @@
 create_graph=True), then the gradient of a random real function of g, compared with torch at 1e-8. The
 users this serves: Hessian-vector products, gradient penalties (WGAN-GP), MAML inner loops, PINN residuals."""
 import numpy as np
-from fuzz_settings import fuzz_rng
+from tests.fuzz_settings import fuzz_rng
 import pytest
 
 import minigrad

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad
+from tests.fuzz_settings import fuzz_rng
 
 torch = pytest.importorskip("torch")
 
@@ -33,7 +34,7 @@ class Env:
 
     def __init__(self, lib):
         self.lib, self.fn, self.F, self.nn = lib, lib.func, lib.nn.functional, lib.nn
-        self.rng = np.random.default_rng(0)
+        self.rng = fuzz_rng(0)
 
     def t(self, *shape, dtype=np.float32):
         return self.lib.tensor(self.rng.standard_normal(shape).astype(dtype))

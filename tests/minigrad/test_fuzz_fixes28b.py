@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-import fuzz_settings
+from tests import fuzz_settings
 
 
 def _module(monkeypatch, value):

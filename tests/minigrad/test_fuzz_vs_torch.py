@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 import pytest
-from fuzz_settings import fuzz_settings
+from tests.fuzz_settings import fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
 

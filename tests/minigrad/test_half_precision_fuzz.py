@@ -10,7 +10,7 @@ inputs' dtypes: the ops PyTorch's CPU autocast list keeps in float32 agree, thos
 import math
 
 import numpy as np
-from fuzz_settings import fuzz_rng
+from tests.fuzz_settings import fuzz_rng
 import pytest
 
 import minigrad
@@ -389,7 +389,7 @@ _GRAD_XFAILS = {
                    "reads it: several ulps where the gradient cancels",
     "cross_entropy": "minigrad's one fused node rounds the logits' gradient once, PyTorch's log_softmax and "
                      "nll_loss nodes each round: up to 8 ulps",
-    "mish": "96 ulps where its gradient cancels", "gelu_tanh": "41 ulps where its gradient cancels",
+    "mish": "96 ulps where its gradient cancels", "gelu_tanh": "up to 41 ulps in the tail, where 1 + tanh cancels",
     "conv2d": "the input's gradient accumulates in float16 steps: up to 92 ulps",
 }
 
@@ -405,7 +405,9 @@ def _xfail_grad_cases():
                           (lambda x: TF.cross_entropy(x, torch.tensor(_T))), (_X,)),
         "atan2": (minigrad.atan2, torch.atan2, (_P, _B)),
         "mish": ((lambda x: F.mish(x)), (lambda x: TF.mish(x)), (_A,)),
-        "gelu_tanh": ((lambda x: F.gelu(x, approximate="tanh")), (lambda x: TF.gelu(x, approximate="tanh")), (_A,)),
+        # (with tail points of its own: a seed's draws may have none, and the xfail is strict)
+        "gelu_tanh": ((lambda x: F.gelu(x, approximate="tanh")), (lambda x: TF.gelu(x, approximate="tanh")),
+                      (np.concatenate([_A, np.array([-4.324, -4.805, -5.125, -5.16], np.float16)]),)),
         "conv2d": ((lambda x, k: F.conv2d(x, k, padding=1)), (lambda x, k: TF.conv2d(x, k, padding=1)), (img, k)),
     }
 

@@ -18,6 +18,7 @@ import pytest
 import minigrad
 import nn
 from minigrad.serialization import CheckpointError
+from tests.fuzz_settings import fuzz_seed
 
 DTYPES = ["bool", "uint8", "int8", "int16", "uint16", "int32", "int64", "float16", "float32", "float64",
           "complex64", "complex128"]
@@ -254,6 +255,7 @@ def _fill_minigrad(t):
 # ---- the two directions ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", SEEDS)
 def test_torch_save_then_minigrad_load(torch, tmp_path, seed):
+    seed = fuzz_seed(seed)
     maker = Maker("torch", torch)
     obj = maker.build(seed)
     r = random.Random(seed)
@@ -282,6 +284,7 @@ def test_torch_save_then_minigrad_load(torch, tmp_path, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_minigrad_save_then_torch_load(torch, tmp_path, seed):
+    seed = fuzz_seed(seed)
     maker = Maker("minigrad", torch)
     obj = maker.build(seed)
     r = random.Random(seed)

@@ -1,22 +1,19 @@
 """Random geometries (sizes, kernels, strides, padding, dilation, groups, ceil_mode) for the convolutions and
 pools against PyTorch: the same outcome (an error of the same type, or the same values and gradients).
-A fixed-seed slice of 60 examples each in CI; a longer, random run is one command:
+A fixed slice of 60 examples each in CI; a longer one is one command (MINIGRAD_FUZZ_SEED=<n> picks another):
 
     MINIGRAD_NN_FUZZ_EXAMPLES=2000 PYTHONPATH=. python -m pytest tests/nn/test_conv_pool_fuzz.py
 """
-import os
-
 import numpy as np
 import pytest
 
 import minigrad
 import nn.functional as F
+from tests.fuzz_settings import fuzz_settings
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies
-LONG = os.environ.get("MINIGRAD_NN_FUZZ_EXAMPLES")
-SETTINGS = hypothesis.settings(max_examples=int(LONG or 60), deadline=None, derandomize=not LONG, database=None,
-                               suppress_health_check=list(hypothesis.HealthCheck))
+SETTINGS = fuzz_settings("MINIGRAD_NN_FUZZ_EXAMPLES", 60)
 
 
 def outcome(fn, x, *params):

@@ -4,11 +4,13 @@ text, or the same values, gradients, dtype and shape)."""
 import numpy as np
 import pytest
 
+from tests.fuzz_settings import fuzz_rng
+
 
 torch = pytest.importorskip("torch")
 
 
-from twins import outcome, rand  # noqa: E402,F401
+from twins import fuzz_rand as rand, outcome  # noqa: E402,F401
 from twins import same as _same  # noqa: E402
 
 
@@ -60,7 +62,7 @@ def test_adaptive_pool1d_none_size(name, output_size):
 
 
 def test_seeded_fuzz_of_the_fixed_families():
-    rng = np.random.default_rng(2024)
+    rng = fuzz_rng(2024)
     ri = lambda a, b: int(rng.integers(a, b + 1))  # noqa: E731
     for _ in range(120):
         fam = ri(0, 4)

@@ -11,7 +11,7 @@ import nn.functional as F
 torch = pytest.importorskip("torch")
 
 
-from twins import outcome, rand, same  # noqa: E402,F401
+from twins import fuzz_rand as rand, outcome, same  # noqa: E402,F401
 
 
 # ---- normalizations -------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import nn.functional as F
 
 torch = pytest.importorskip("torch")
 
-from twins import rand, same  # noqa: E402
+from twins import fuzz_rand as rand, same  # noqa: E402
 
 
 # ---- convolutions ---------------------------------------------------------------------------------------

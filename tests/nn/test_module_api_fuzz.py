@@ -13,6 +13,7 @@ import pytest
 
 import minigrad
 import nn
+from tests.fuzz_settings import fuzz_rng
 
 CASES = 300  # seeds of the fuzzer (each a tree and a sequence of calls)
 STEPS = 12
@@ -557,7 +558,7 @@ def torch_fault(want):
 
 def run_case(torch, seed):
     """Build seed's tree on both sides and run its calls; -> the first difference (or None)."""
-    rng = np.random.default_rng(seed)
+    rng = fuzz_rng(seed)
     spec = make_spec(rng)
     theirs, ours = Side(torch, torch.nn), Side(minigrad, nn)
     t_root, m_root = theirs.build(spec), ours.build(spec)

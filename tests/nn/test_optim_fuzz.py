@@ -8,6 +8,7 @@ import pytest
 import minigrad
 import nn.optim as optim
 from nn.optim import lr_scheduler
+from tests.fuzz_settings import fuzz_rng
 
 torch = pytest.importorskip("torch")
 
@@ -178,7 +179,7 @@ def test_seeded_fuzz_against_pytorch(name):
 
 
 def _fuzz_case(name, seed):
-    rng = np.random.default_rng(seed)
+    rng = fuzz_rng(seed)
     dtype = (np.float32, np.float64)[seed % 2]
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
     shapes = [(), (0,), (3,), (2, 3), (4, 1, 2)]

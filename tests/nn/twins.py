@@ -6,6 +6,7 @@ script written once against a `torch`-like module on PyTorch, then on minigrad f
 import numpy as np
 
 import minigrad
+from tests.fuzz_settings import fuzz_rng
 
 RNG = np.random.default_rng(0)
 
@@ -168,3 +169,8 @@ def same(fn, *arrays, grad=True, grad_fn=True):
 
 def rand(*shape):
     return np.random.default_rng(sum(shape) + len(shape)).standard_normal(shape)
+
+
+def fuzz_rand(*shape):
+    """rand, with MINIGRAD_FUZZ_SEED mixed in when it is set: the fuzzers' inputs."""
+    return fuzz_rng(sum(shape) + len(shape)).standard_normal(shape)
