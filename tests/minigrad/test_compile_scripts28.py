@@ -91,7 +91,7 @@ def _module_training(T, compile, mode_kw):
     sched = T.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
     x, y = _data(22)
     out = []
-    for epoch in range(2):
+    for _ in range(2):
         model.train()
         for i in range(0, 22, 8):  # batches of 8, 8, 6
             xb, yb = T.tensor(x[i:i + 8]), T.tensor(y[i:i + 8])
