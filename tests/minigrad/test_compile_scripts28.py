@@ -24,13 +24,16 @@ def _load(T, model, weights):
     model.load_state_dict({k: T.tensor(v) for k, v in weights.items()})
 
 
-def _three_ways(script, *args, rng=False, **kwargs):
+def _three_ways(script, *args, rng=False, lines=None, **kwargs):
     """Runs `script(T, compile, *args)` as torch eager, minigrad eager and minigrad compiled; returns the
-    compiled run's extra result. Without RNG torch is the reference within float tolerance."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RecompileWarning)
+    compiled run's extra result (and appends its RecompileWarning lines to `lines`). Without RNG torch is
+    the reference within float tolerance."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RecompileWarning)
         eager, _ = script(minigrad, lambda m, **kw: m, *args, **kwargs)
         got, extra = script(minigrad, minigrad.compile, *args, **kwargs)
+    if lines is not None:
+        lines += [str(w.message) for w in caught if issubclass(w.category, RecompileWarning)]
     assert len(got) == len(eager)
     for e, g in zip(eager, got):
         np.testing.assert_array_equal(g, e)
@@ -117,6 +120,9 @@ def _module_training(T, compile, mode_kw):
 def test_a_compiled_module_trained_then_evaluated_gives_eagers_values(mode_kw):
     model = _three_ways(_module_training, mode_kw)
     assert type(model).__name__ == "OptimizedModule"
+    # (three batch shapes in training and two in evaluation captured; backend="eager" only calls)
+    want = (0, 0, 10) if mode_kw.get("backend") == "eager" else (4, 6, 0)
+    assert (_stats(model).captures, _stats(model).replays, _stats(model).eager_calls) == want
 
 
 def _whole_step(T, compile, accumulate):
@@ -155,7 +161,12 @@ def _whole_step(T, compile, accumulate):
 
 @pytest.mark.parametrize("accumulate", [1, 2])
 def test_a_whole_training_step_compiled_with_accumulation_a_scheduler_and_a_frozen_layer(accumulate):
-    _three_ways(_whole_step, accumulate)
+    lines = []
+    micro, step = _three_ways(_whole_step, accumulate, lines=lines)
+    # (the layer frozen: captured again, with its line)
+    assert micro.stats.captures == step.stats.captures == 2 and micro.stats.replays == 8
+    assert lines == [f"minigrad.compile: _whole_step.<locals>.{name}: capturing again: a tensor the function "
+                     "reads from outside changed: requires_grad True -> False" for name in ("micro", "step")]
 
 
 def _one_function_step(T, compile):
@@ -185,7 +196,7 @@ def _one_function_step(T, compile):
 
 
 def test_a_compiled_step_reads_the_lr_set_between_calls():
-    _three_ways(_one_function_step)
+    assert _three_ways(_one_function_step).stats.replays == 5
 
 
 def _dtype_change(T, compile):
@@ -200,7 +211,7 @@ def _dtype_change(T, compile):
 
 
 def test_a_compiled_module_cast_to_double_and_back_runs_each_dtype():
-    _three_ways(_dtype_change)
+    assert _stats(_three_ways(_dtype_change)).replays == 1
 
 
 def _free_function(T, compile):
@@ -253,7 +264,7 @@ def _dropout_training(T, compile):
 
 
 def test_dropout_in_a_compiled_module_draws_eagers_masks():
-    _three_ways(_dropout_training, rng=True)
+    assert _stats(_three_ways(_dropout_training, rng=True)).replays == 2
 
 
 def test_a_compiled_modules_state_dict_keys_and_load_are_pytorchs():
@@ -355,7 +366,12 @@ def _disabled_helper(T, compile):
 
 
 def test_a_submodules_method_under_compiler_disable():
-    _three_ways(_disabled_helper)
+    """The call reaching the disabled method runs eagerly from then on, said in one line."""
+    lines = []
+    model = _three_ways(_disabled_helper, lines=lines)
+    assert lines == ["minigrad.compile: Block: running eagerly: _disabled_helper.<locals>.Block.scale is marked "
+                     "minigrad.compiler.disable"]
+    assert _stats(model).eager_calls == 2
 
 
 def test_is_compiling_inside_a_compiled_model():
@@ -384,3 +400,129 @@ def _torch_is_compiling_model():
         def forward(self, x):
             return x + 1 if torch.compiler.is_compiling() else x - 1
     return M()
+
+
+def _stats(compiled):
+    return getattr(compiled, "_compiled", compiled).stats
+
+
+def _branches(T, compile):
+    """A config flag flipped between calls, through the compiled module and on the module itself, and a
+    batch of one (the forward's shape branch)."""
+    model = compile(_mlp(T))
+    x = T.tensor(_data(3)[0])
+    out = [model(x), model(x[:1])]
+    model.skip = False
+    out += [model(x), model(x[:1])]
+    getattr(model, "_orig_mod", model).skip = True
+    out += [model(x), model(x[:1])]
+    return [_np(o) for o in out], model
+
+
+def test_a_branch_on_a_config_flag_and_on_a_shape_follows_each_call():
+    model = _three_ways(_branches)
+    assert model._orig_mod.skip is True and _stats(model).replays == 2
+
+
+def _accumulate_by_step_number(T, compile):
+    """Gradient accumulation decided inside the compiled step from the step number it is passed."""
+    model = _mlp(T)
+    opt = T.optim.SGD(model.parameters(), lr=0.1)
+
+    @compile
+    def step(xb, i):
+        loss = model(xb).pow(2).mean() / 4
+        loss.backward()
+        if (i + 1) % 4 == 0:
+            opt.step()
+            opt.zero_grad()
+        return loss
+
+    x = T.tensor(_data(3)[0])
+    out = [_np(step(x, i)) for i in range(12)]
+    return out + [_np(p) for p in model.parameters()], step
+
+
+def test_accumulation_decided_from_the_step_number_inside_the_compiled_step():
+    _three_ways(_accumulate_by_step_number)
+
+
+def _input_gradient(T, compile):
+    """An adversarial step: the input requires grad, its gradient read after the backward."""
+    model = compile(_mlp(T))
+    out = []
+    for seed in range(3):
+        x = T.tensor(_data(4, seed=seed)[0]).requires_grad_(True)
+        loss = T.nn.functional.cross_entropy(model(x), T.tensor([0, 1, 2, 0]))
+        loss.backward()
+        out += [_np(x.grad), _np(model((x + 0.1 * x.grad.sign()).detach()))]
+    return out, model
+
+
+def test_an_input_gradient_through_a_compiled_model():
+    model = _three_ways(_input_gradient)
+    assert _stats(model).replays == 4
+
+
+def _batch_norm(T, compile):
+    T.manual_seed(0)
+    net = T.nn.Sequential(T.nn.Linear(4, 6), T.nn.BatchNorm1d(6), T.nn.ReLU(), T.nn.Linear(6, 2))
+    torch.manual_seed(0)
+    reference = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.BatchNorm1d(6), torch.nn.ReLU(),
+                                    torch.nn.Linear(6, 2))
+    _load(T, net, _weights(reference))
+    model = compile(net)
+    opt = T.optim.SGD(model.parameters(), lr=0.1)
+    x, _ = _data(30, seed=5)
+    out = []
+    for i in range(5):
+        model.train()
+        loss = model(T.tensor(x[6 * i:6 * i + 6])).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        model.eval()
+        with T.no_grad():
+            out += [_np(loss), _np(model(T.tensor(x[:3])))]
+    return out + [_np(v) for v in net.state_dict().values()], model
+
+
+def test_batch_norm_statistics_through_train_and_eval_switches():
+    model = _three_ways(_batch_norm)
+    assert _stats(model).replays == 8
+
+
+def _reseeded_noise(T, compile):
+    """Noise and dropout drawn inside a compiled function, the seed and the RNG state set between calls,
+    and a generator passed in."""
+    F = T.nn.functional
+
+    @compile
+    def noisy(x, p):
+        return F.dropout(x + T.randn_like(x) * 0.1, p=p, training=True)
+
+    x = T.ones(3, 4)
+    out = []
+    for i in range(6):
+        if i % 2 == 0:
+            T.manual_seed(7)
+        if i == 3:
+            state = T.get_rng_state()
+        if i == 5:
+            T.set_rng_state(state)
+        out.append(_np(noisy(x, 0.5 if i < 4 else 0.25)))
+    g = T.Generator().manual_seed(3)
+
+    @compile
+    def shifted(x, g):
+        return x + T.randn(x.shape, generator=g)
+
+    out += [_np(shifted(x, g)) for _ in range(3)]
+    g.manual_seed(3)
+    out.append(_np(shifted(x, g)))
+    return out, (noisy, shifted)
+
+
+def test_random_draws_inside_a_compiled_function_follow_the_seed_set_between_calls():
+    noisy, shifted = _three_ways(_reseeded_noise, rng=True)
+    assert noisy.stats.replays == 4 and shifted.stats.replays == 3
