@@ -1,5 +1,6 @@
 """Fixes found by the torch.compile script probes of tests/minigrad/test_compile_scripts28.py."""
 import copy
+import warnings
 import pickle
 
 import numpy as np
@@ -134,5 +135,62 @@ def test_a_users_scheduler_step_is_re_run_at_each_replay():
         np.testing.assert_array_equal(g, w)
     torch.set_num_threads(1)
     reference, _ = _own_step_scheduler_run(torch, False)
+    for r, g in zip(reference, got):
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6)
+
+
+class _ScratchSGD:
+    """An optimizer written from scratch, as in a tutorial: a plain class whose `step` reads `self.lr`."""
+
+    def __init__(self, params, lr):
+        self.params, self.lr = list(params), lr
+
+    def step(self):
+        for p in self.params:
+            p.data -= self.lr * p.grad
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+
+def _scratch_optimizer_run(T, compiled):
+    T.manual_seed(0)
+    model = T.nn.Linear(4, 3)
+    torch.manual_seed(0)
+    model.load_state_dict({k: T.tensor(v.detach().numpy()) for k, v in torch.nn.Linear(4, 3).state_dict().items()})
+    opt = _ScratchSGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = T.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    step = minigrad.compile(step) if compiled else step
+    r = np.random.RandomState(0)
+    x, y = T.tensor(r.randn(8, 4).astype(np.float32)), T.tensor(r.randint(0, 3, 8))
+    values = []
+    for i in range(6):
+        values.append(step(x, y).detach().numpy())
+        if i == 2:
+            opt.lr = 0.01  # a decay by hand, on the optimizer object
+    return values + [p.detach().numpy() for p in model.parameters()], step
+
+
+def test_a_plain_optimizers_lr_read_by_its_step_method_is_guarded():
+    want, _ = _scratch_optimizer_run(minigrad, False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, step = _scratch_optimizer_run(minigrad, True)
+    assert [str(w.message) for w in caught] == [
+        "minigrad.compile: _scratch_optimizer_run.<locals>.step: capturing again: closure variable 'opt'.lr "
+        "changed: 0.1 -> 0.01"]
+    assert step.stats.captures == 2 and step.stats.replays == 4
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    torch.set_num_threads(1)
+    reference, _ = _scratch_optimizer_run(torch, False)
     for r, g in zip(reference, got):
         np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6)
