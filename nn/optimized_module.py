@@ -29,7 +29,7 @@ class OptimizedModule(Module):
         state = dict(self.__dict__)
         c = state.pop("_compiled", None)
         if c is not None:
-            state["_compiled_settings"] = (c.fullgraph, c.warn, c.cache_size_limit, c.name)
+            state["_compiled_settings"] = (c.fullgraph, c.warn, c.cache_size_limit, c.name, c.eager)
         return state
 
     def forward(self, *args, **kwargs):
@@ -40,9 +40,10 @@ class OptimizedModule(Module):
             return super().__getattr__(name)
         except AttributeError:
             if name == "_compiled" and "_compiled_settings" in self.__dict__:  # (a loaded pickle, a copy)
-                fullgraph, warn, limit, label = self.__dict__.pop("_compiled_settings")
+                fullgraph, warn, limit, label, *eager = self.__dict__.pop("_compiled_settings")
                 compiled = CompiledFunction(self._orig_mod.__call__, fullgraph, modules=(self._orig_mod,))
                 compiled.warn, compiled.cache_size_limit, compiled.name = warn, limit, label
+                compiled.eager = bool(eager and eager[0])  # (a pickle from before the backend was kept: False)
                 object.__setattr__(self, "_compiled", compiled)
                 return compiled
             if name == "_orig_mod":  # (not there yet: before __init__ set it)

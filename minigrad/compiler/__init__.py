@@ -64,6 +64,7 @@ class CompiledFunction:
         self.always_eager = None  # why every call runs eagerly (a capture stopped at a module's attribute set)
         self.misses_when_full = 0  # calls since the last replay that found the program cache full
         self.seen_call = False  # (set_stance("eager_then_compile") runs the first call eagerly)
+        self.eager = False  # backend="eager": every call runs fn, nothing is captured (reset() keeps it)
         self.targets = guards.code_targets(fn)  # the functions whose closures and globals the guard reads
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
@@ -73,6 +74,7 @@ class CompiledFunction:
         programs must read the copy's parameters, not these."""
         new = CompiledFunction(copy.deepcopy(self.fn, memo), self.fullgraph, copy.deepcopy(self.modules, memo))
         new.warn, new.cache_size_limit, new.name = self.warn, self.cache_size_limit, self.name
+        new.eager = self.eager
         return new
 
     def __get__(self, obj, objtype=None):
@@ -87,7 +89,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if _stance[0] != "default" or _stance[2] == "eager":
             return self._call_in_stance(args, kwargs)
-        if self.always_eager:
+        if self.always_eager or self.eager:
             self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)
         try:
@@ -335,11 +337,13 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="minigrad", mo
         raise InvalidBackend(backend)
     if not callable(model):
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
-    if disable or backend == "eager":
+    if disable or backend == "eager" and not guards.is_module(model):
         return model
-    if guards.is_module(model):
+    if guards.is_module(model):  # (with backend="eager" too: PyTorch's wrapper, `_orig_mod.` keys, eager calls)
         wrap = getattr(model, "_optimized_module", None)  # (nn.Module's: minigrad does not import nn)
-        return wrap(fullgraph) if wrap is not None else OptimizedModule(model, fullgraph)
+        wrapper = wrap(fullgraph) if wrap is not None else OptimizedModule(model, fullgraph)
+        wrapper._compiled.eager = backend == "eager"
+        return wrapper
     return CompiledFunction(model, fullgraph)
 
 

@@ -560,9 +560,31 @@ def _free_value(key, objects, modules, label, v, names=()):
     elif names and not isinstance(v, _NOT_PLAIN):
         d = getattr(v, "__dict__", None)
         if d:
-            for name in names:
+            for name in _plain_names(kind, names):
                 if name in d:
                     _free_value(key, objects, modules, f"{label}.{name}", d[name])
+
+
+_plain_names_of = {}  # (class, names) -> _plain_names'
+
+
+def _plain_names(cls, names):
+    """The attributes guarded on a plain object: those the function's code names, and, of a script's own class
+    (none of the library's among its bases), those its methods named there read (`opt.step()` of an optimizer
+    written from scratch reads `self.lr`: a replay would run the step's ops with the lr it captured; an
+    nn.optim.Optimizer's step is a call of its own, which reads the live lr). One level deep."""
+    out = _plain_names_of.get((cls, names))
+    if out is None:
+        out = set(names)
+        if all((k.__module__ or "").partition(".")[0] not in _LIBRARIES for k in cls.__mro__[:-1]):
+            for name in names:
+                fn = next((vars(k)[name] for k in cls.__mro__ if name in vars(k)), None)
+                if isinstance(fn, types.FunctionType):
+                    out.update(_names_used(fn.__code__))
+        if len(_plain_names_of) > 4096:
+            _plain_names_of.clear()
+        out = _plain_names_of[(cls, names)] = frozenset(out)
+    return out
 
 
 def _items(v, objects, modules, depth):

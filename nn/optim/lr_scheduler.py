@@ -10,7 +10,7 @@ import types
 import warnings
 import weakref
 from bisect import bisect_right
-from functools import wraps
+from functools import partial, wraps
 
 from minigrad.autograd import recording
 
@@ -44,6 +44,22 @@ def warmup_cosine_lr(it, learning_rate, warmup_iters, lr_decay_iters, min_lr):
     return min_lr + coeff * (learning_rate - min_lr)
 
 
+def _recorded_step(step):
+    """A scheduler class's `step`: while minigrad.compile records, one call, re-run at each replay (it sets
+    the live lr), a user's scheduler class with a `step` of its own as the library's."""
+
+    @wraps(step)
+    def wrapper(self, *args, **kwargs):
+        rec = recording.hook.recorder
+        if rec is not None:
+            call = wrapper.__get__(self)
+            return rec.on_call(partial(call, **kwargs) if kwargs else call, *args)
+        return step(self, *args, **kwargs)
+
+    wrapper._recorded = True
+    return wrapper
+
+
 class LRScheduler:
     """Base class. Subclasses implement `get_lr()`: the new lr of each group at `self.last_epoch`.
 
@@ -53,6 +69,12 @@ class LRScheduler:
     the step number alone) define `_get_closed_form_lr()`, which `step(epoch)` and SequentialLR use
     to jump to a step, as PyTorch's.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_recorded", False):
+            cls.step = _recorded_step(step)
 
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
@@ -97,13 +119,11 @@ class LRScheduler:
     def step(self, epoch=None):
         """Advance one step and set each group's lr. `step(epoch)` (deprecated in PyTorch, and warned
         of as there) jumps to step `epoch`, by the closed form where the schedule has one."""
-        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
-            return recording.hook.recorder.on_call(self.step, epoch)
         if self._step_count == 1:  # the first step after the constructor's: was optimizer.step() called?
             _warn_step_order(self.optimizer)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=3)  # (the caller's: past the wrapper)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -157,14 +177,14 @@ def _warn_step_order(optimizer):
         warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
                       "initialization. Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. "
                       "See more details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=4)
     elif not getattr(optimizer, "_opt_called", False):
         warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, "
                       "you should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  "
                       "Failure to do this will result in PyTorch skipping the first value of the learning rate "
                       "schedule. See more details at "
                       "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
-                      stacklevel=3)
+                      stacklevel=4)
 
 
 def _warn_get_lr_called_within_step(scheduler):
@@ -179,6 +199,9 @@ def _lambdas_state(lr_lambdas):
     cannot be saved), a copy of the attributes of a callable object."""
     return [None if isinstance(fn, types.FunctionType) or not hasattr(fn, "__dict__") else fn.__dict__.copy()
             for fn in lr_lambdas]
+
+
+LRScheduler.step = _recorded_step(LRScheduler.step)
 
 
 class _LambdaState:
@@ -536,8 +559,6 @@ class ReduceLROnPlateau(LRScheduler):
 
     def step(self, metrics):
         """Record this step's metric (a number or a one-element tensor); reduce the lrs if it is time."""
-        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
-            return recording.hook.recorder.on_call(self.step, metrics)
         current = float(metrics)
         self.last_epoch += 1
         if self.is_better(current, self.best):
@@ -671,8 +692,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def step(self, epoch=None):
         """One step on (no argument), or to `epoch` (a number >= 0, fractional allowed)."""
-        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
-            return recording.hook.recorder.on_call(self.step, epoch)
         # (no `_step_count`, as PyTorch's: this step never warns of the order of the steps)
         if epoch is None and self.last_epoch < 0:
             epoch = 0
@@ -869,8 +888,6 @@ class SequentialLR(_Composite):
             scheduler.last_epoch -= 1
 
     def step(self):
-        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
-            return recording.hook.recorder.on_call(self.step)
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
@@ -896,8 +913,6 @@ class ChainedScheduler(_Composite):
         self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
 
     def step(self):
-        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
-            return recording.hook.recorder.on_call(self.step)
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]

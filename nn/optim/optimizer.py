@@ -11,7 +11,7 @@ Two mechanisms here keep them fast and allocation-free:
 """
 import warnings
 from collections import OrderedDict, defaultdict
-from functools import wraps
+from functools import partial, wraps
 
 import numpy as np
 
@@ -167,15 +167,20 @@ def _add_hook(table, hook, prepend=False):
 
 def _with_step_hooks(step):
     """An optimizer class's `step` wrapped, as PyTorch wraps each: the global then the optimizer's pre-hooks
-    (args include the optimizer), the step, the optimizer's then the global post-hooks. Without hooks, or
-    while minigrad.compile records (its replay calls this wrapper, which runs them), the step alone."""
+    (args include the optimizer), the step, the optimizer's then the global post-hooks; without hooks, the
+    step alone. While minigrad.compile records, the whole step (hooks included) is one call, re-run at each
+    replay: it reads the live lr, state and gradients, a user's optimizer class as the library's."""
 
     @wraps(step)
     def wrapper(*args, **kwargs):
         self = args[0]
+        rec = recording.hook.recorder
+        if rec is not None:  # (a closure given by keyword is passed on positionally, so that on_call refuses it)
+            closure, call = kwargs.pop("closure", None), wrapper.__get__(self)
+            call = partial(call, **kwargs) if kwargs else call
+            return rec.on_call(call, *args[1:], *([closure] if closure else []))
         pre, post = self._optimizer_step_pre_hooks, self._optimizer_step_post_hooks
-        if not (pre or post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks) \
-                or recording.hook.recorder is not None:
+        if not (pre or post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks):
             return step(*args, **kwargs)
         for hook in (*_global_optimizer_pre_hooks.values(), *pre.values()):
             result = hook(self, args, kwargs)
@@ -312,8 +317,6 @@ class Optimizer:
     def step(self, closure=None):
         """Update every parameter that has a gradient, in place. `closure()` (optional) recomputes
         and returns the loss, with grad enabled; its result is returned."""
-        if recording.hook.recorder is not None:  # minigrad.compile replays the whole step as one call
-            return recording.hook.recorder.on_call(self.step, closure)
         self._opt_called = True  # (a scheduler's step warns when it comes before any optimizer step)
         loss = None
         if closure is not None:
