@@ -33,7 +33,7 @@ It does, where each can (and says which in `tuning.applied`):
   all or nothing: another's freeze is left as it was, with these in it).
 
 MINIGRAD_MALLOC_TUNING=0 in the environment leaves malloc and numpy's allocator alone; glibc's own
-MALLOC_* variables leave malloc alone. docs/performance.md has the measurements.
+MALLOC_* variables, or glibc.malloc.* tunables in GLIBC_TUNABLES, leave malloc alone. docs/performance.md has the measurements.
 
 Threads: `set_num_threads(n)` / `get_num_threads()` are minigrad's intra-op threads, as PyTorch's:
 the thread team's size and BLAS's thread count (through threadpoolctl). The default is
@@ -154,10 +154,9 @@ def raise_mmap_threshold(nbytes=960 << 10):
     threshold at ~0.93 MiB. Freeing one 960 KiB block moves it there through glibc's own rule, with no
     setting changed: arrays above it (that the heap's free space cannot hold) still go back to the
     system when freed; freed arrays below it go back when the heap's top is free past twice it (glibc trims only its top, as in a PyTorch
-    process). Nothing is done off Linux, with glibc's MALLOC_* variables set, or with
+    process). Nothing is done off Linux, with glibc's malloc tuned by the user (_user_tuned_malloc), or with
     MINIGRAD_MALLOC_TUNING=0; it never lowers a threshold already higher."""
-    if (not sys.platform.startswith("linux") or os.environ.get("MINIGRAD_MALLOC_TUNING") == "0"
-            or any(k.startswith("MALLOC_") for k in os.environ)):
+    if not sys.platform.startswith("linux") or os.environ.get("MINIGRAD_MALLOC_TUNING") == "0" or _user_tuned_malloc():
         return
     try:
         libc = _libc()
@@ -170,10 +169,16 @@ def raise_mmap_threshold(nbytes=960 << 10):
         free(block)
 
 
+def _user_tuned_malloc():
+    """Whether the user tuned glibc's malloc: its MALLOC_* variables, or a glibc.malloc.* tunable in
+    GLIBC_TUNABLES (glibc's newer way to say the same)."""
+    return any(k.startswith("MALLOC_") for k in os.environ) or "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", "")
+
+
 def _tune_malloc():
     """glibc keeps freed memory for the next array; False (nothing done) off Linux / glibc, or when
-    the user tuned glibc with its MALLOC_* variables."""
-    if not sys.platform.startswith("linux") or any(k.startswith("MALLOC_") for k in os.environ):
+    the user tuned glibc's malloc (its MALLOC_* variables, or GLIBC_TUNABLES)."""
+    if not sys.platform.startswith("linux") or _user_tuned_malloc():
         return False
     try:
         mallopt = _libc().mallopt

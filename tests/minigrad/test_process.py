@@ -59,7 +59,7 @@ def python(*pieces, **env):
     """What the code `pieces` (each dedented) print in a fresh process (the repository's minigrad), split
     into words."""
     code = "\n".join(textwrap.dedent(p) for p in pieces)
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "MINIGRAD_MALLOC"))}
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "MINIGRAD_MALLOC", "GLIBC_TUNABLES"))}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env={**full, "PYTHONPATH": str(ROOT), **env}, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -132,6 +132,18 @@ def test_tuning_is_off_with_minigrad_malloc_tuning_0():
         print(len(minigrad.backends.tune_process().applied & {"malloc", "allocator"}), handler(), rss_returns())
     """, MINIGRAD_MALLOC_TUNING="0")
     assert out == ["0", "default_allocator", "True"]
+
+
+@pytest.mark.parametrize("env", [{"MALLOC_TOP_PAD_": "1048576"},
+                                 {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=1048576"},
+                                 {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX512F:glibc.malloc.top_pad=1048576"}])
+def test_malloc_left_alone_where_the_user_tuned_glibc(env):
+    pytest.importorskip("numba")
+    out = python(PRELUDE, """
+        import minigrad
+        print("malloc" in minigrad.backends.tune_process().applied)
+    """, **env)
+    assert out == ["False"]
 
 
 GLIBC_HEAP = """
