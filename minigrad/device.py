@@ -81,6 +81,11 @@ class device:
                 if not cuda_is_available():
                     raise RuntimeError("Cannot access accelerator device when none is available.")
                 spec, index = "cuda", spec
+            elif len(args) == 1 and not kwargs and not isinstance(spec, list):  # (PyTorch's overloads, one by one)
+                raise TypeError(f"device() received an invalid combination of arguments - got ({_type_name(spec)}), "
+                                "but expected one of:\n * (torch.device device)\n      didn't match because some of "
+                                f"the arguments have invalid types: (!{_type_name(spec)}!)\n * (str type, int index "
+                                "= -1)\n")
             else:
                 raise TypeError(f"device(): argument 'type' (position 1) must be str, not {_type_name(spec)}")
         match = _SPEC.fullmatch(spec)

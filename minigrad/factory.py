@@ -15,7 +15,7 @@ from .autograd import recording
 from .backends.flags import _deterministic
 from .device import module_for, to_device
 from .ops.conversion import warn_complex_to_real
-from .tensor import Tensor, _requiring_grad, dtype_argument, int_argument, invalid_arguments, placement_argument, type_name
+from .tensor import Tensor, _requiring_grad, dtype_argument, int_argument, invalid_arguments, placement_argument, size_type_error, type_name
 
 
 def _size_keyword(fn):
@@ -26,6 +26,8 @@ def _size_keyword(fn):
             if size:
                 raise TypeError(f"{fn.__name__}() got multiple values for argument 'size'")
             size = (kwargs.pop("size"),)
+        elif not size and fn.__name__ not in ("rand", "randn"):  # (before a keyword it has not: `ones(shape=...)`)
+            raise TypeError(f'{fn.__name__}() missing 1 required positional arguments: "size"')
         return fn(*size, **kwargs)
 
     return op
@@ -36,7 +38,7 @@ def _size(size, name="empty"):
     PyTorch's errors: its argument parser's TypeError for what is not an int, and the negative-size text."""
     given = size
     if not given:
-        raise TypeError(_size_type_error(name, given, 0, None) if name in ("rand", "randn") else
+        raise TypeError(size_type_error(name, given, 0, None) if name in ("rand", "randn") else
                         f'{name}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -53,37 +55,13 @@ def _size(size, name="empty"):
         # (a bool is no size where PyTorch's parser reads a list of ints: the first argument, or a sequence's
         # entries; later arguments it reads one by one, by __index__, which a bool has)
         if not isinstance(s, (builtins.int, np.integer)) or isinstance(s, (builtins.bool, np.bool_)) and (i == 0 or sequence):
-            raise TypeError(_size_type_error(name, given, i, s))
+            raise TypeError(size_type_error(name, given, i, s))
     if name == "zeros" and any(s < 0 for s in size):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     for s in size:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(map(builtins.int, size))}")
     return tuple(builtins.int(s) for s in size)
-
-
-def _size_type_error(name, given, i, bad):
-    """PyTorch's argument parser's text for a size entry that is not an int (`zeros(n / 2)`): entry `i` of
-    the positional arguments `given`."""
-    kind = type(bad).__name__ if type(bad).__module__ == "builtins" else \
-        "Tensor" if isinstance(bad, Tensor) else f"{type(bad).__module__}.{type(bad).__name__}"
-    sequence = len(given) == 1 and isinstance(given[0], (tuple, list))
-    if len(given) == 1 and not sequence:
-        return f"{name}(): argument 'size' (position 1) must be tuple of ints, not {kind}"
-    if i > 0:
-        return f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error \"type must be " \
-               f"tuple of ints,but got {kind}\""
-    if sequence:
-        return f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element of type {kind} " \
-               "at pos 0"
-    if name in ("rand", "randn"):  # (their two overloads, with and without a generator)
-        got = ", ".join(type(g).__name__ for g in given)
-        keywords = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
-                    "None, bool pin_memory = False, bool requires_grad = False")
-        return (f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                f" * (tuple of ints size, *, torch.Generator generator, {keywords})\n"
-                f" * (tuple of ints size, *, {keywords})\n")
-    return f"{name}() takes 1 positional argument but {len(given)} were given"
 
 
 def _dt(dtype, default=None):
@@ -197,7 +175,7 @@ _COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use so
                    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
     if pin_memory is not False:
         placement_argument("tensor", None, pin_memory)
@@ -643,9 +621,10 @@ def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=
     given = (start,) if end is None else (start, end) if not isinstance(step, Tensor) and step == 1 else (start, end, step)
     dtype = dtype_argument(dtype, "arange", given)
     # a bound held in a 0-d tensor (`arange(lengths.max())`) counts as its number: an integer tensor's is an int
-    if builtins.any(isinstance(v, Tensor) and v.numel() != 1 for v in given):
+    if builtins.any(isinstance(v, Tensor) and v.numel() != 1 or isinstance(v, (str, bytes, list, tuple))
+                    for v in given):  # (no Number: PyTorch's parser's words)
         if end is None:
-            raise TypeError("arange(): argument 'end' (position 1) must be Number, not Tensor")
+            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not {type_name(start)}")
         raise TypeError(invalid_arguments("arange", given, _ARANGE_OVERLOADS))
     if end is None:
         start, end = 0, start

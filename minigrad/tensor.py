@@ -653,6 +653,8 @@ class Tensor:
                 dtype, device, typed = a.dtype, a.device, True
             elif (a is None or isinstance(a, (str, _device.device))) and not typed and not placed:
                 device, placed = a, True
+            elif type(a) is int and not typed and not placed:  # (PyTorch's: the accelerator's index)
+                device, placed = _device.device(a), True
             elif type(a) is bool and typed and len(flags) < 2:
                 flags.append(a)
             else:
@@ -665,7 +667,7 @@ class Tensor:
         return self.to("cpu") if memory_format is None else self._formatted(None, memory_format, "cpu")
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
-        out = self.to("cuda" if device is None else f"cuda:{device}" if type(device) is int else device)
+        out = self.to("cuda" if device is None else _device.device(device) if type(device) is int else device)
         return out if memory_format is None else out._formatted(None, memory_format, "cuda")
 
     def cfloat(self, memory_format=None):
@@ -980,6 +982,30 @@ def dtype_argument(d, fn, args=None, arg="dtype", position=None, required=False)
 def is_dtype_argument(a):
     """Whether positional argument `a` is a dtype to PyTorch's parser (`x.to(float)`, `x.view(minigrad.int32)`)."""
     return isinstance(a, dtypes.dtype) or (a.__class__ is type and a in _PYTHON_DTYPES)
+
+
+def size_type_error(name, given, i, bad, argument="size"):
+    """PyTorch's argument parser's text for a size entry that is not an int (`zeros(n / 2)`): entry `i` of
+    the positional arguments `given`; `argument`: the op's name for its sizes (reshape's 'shape')."""
+    kind = type(bad).__name__ if type(bad).__module__ == "builtins" else \
+        "Tensor" if isinstance(bad, Tensor) else f"{type(bad).__module__}.{type(bad).__name__}"
+    sequence = len(given) == 1 and isinstance(given[0], (tuple, list))
+    if len(given) == 1 and not sequence:
+        return f"{name}(): argument '{argument}' (position 1) must be tuple of ints, not {kind}"
+    if i > 0:
+        return f"{name}(): argument '{argument}' failed to unpack the object at pos {i + 1} with error \"type must be " \
+               f"tuple of ints,but got {kind}\""
+    if sequence:
+        return f"{name}(): argument '{argument}' (position 1) must be tuple of ints, but found element of type {kind} " \
+               "at pos 0"
+    if name in ("rand", "randn"):  # (their two overloads, with and without a generator)
+        got = ", ".join(type(g).__name__ for g in given)
+        keywords = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+                    "None, bool pin_memory = False, bool requires_grad = False")
+        return (f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                f" * (tuple of ints size, *, torch.Generator generator, {keywords})\n"
+                f" * (tuple of ints size, *, {keywords})\n")
+    return f"{name}() takes 1 positional argument but {len(given)} were given"
 
 
 def invalid_arguments(fn, args, overloads):

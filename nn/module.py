@@ -588,7 +588,7 @@ class Module:
 
     def cuda(self, device=None):
         """Move every parameter and buffer to the GPU (cupy), in place; returns self."""
-        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+        return self.to("cuda" if device is None else Device(device) if isinstance(device, int) else device)
 
     def _to_floating(self, dt):
         # unlike to(dtype), leaves complex parameters and buffers alone (a rotary table stays complex)

@@ -1,6 +1,7 @@
 """Every op, grouped by family; `_bind_methods` attaches them to Tensor (as `t.exp()`, `a @ b`, ...)."""
 import builtins as _builtins
 import functools
+import operator as _operator
 import sys as _sys
 import inspect
 
@@ -147,10 +148,10 @@ _KEYWORD_NAMES = {
 }
 
 
-def _numpy_names(fn, renames=None):
+def _numpy_names(fn, renames=None, method=False):
     """PyTorch's numpy-style keyword aliases, `axis=` for `dim=` and `keepdims=` for `keepdim=`, on every op
     that takes a dim, and `renames`, PyTorch's names for the op's own (one wrapper, as PyTorch's argument
-    parser does it)."""
+    parser does it). `method`: the Tensor method's wrapper, whose refusals count arguments as a method's."""
     code = getattr(inspect.unwrap(fn), "__code__", None)  # (its names: inspect.signature's ~25 us each, 300 ops)
     params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] if code is not None else ()
     if "dim" not in params and "keepdim" not in params and not renames:
@@ -162,8 +163,8 @@ def _numpy_names(fn, renames=None):
             if not kwargs:
                 return fn(*args)
             if "axis" in kwargs:
-                if "dim" in kwargs:
-                    raise TypeError(f"{fn.__name__}() got multiple values for argument 'dim' (axis is its alias)")
+                if "dim" in kwargs:  # (PyTorch's parser takes axis for dim when dim is not given)
+                    raise TypeError(f"{fn.__name__}() got an unexpected keyword argument 'axis'")
                 kwargs["dim"] = kwargs.pop("axis")
             if "keepdims" in kwargs:
                 kwargs["keepdim"] = kwargs.pop("keepdims")
@@ -179,8 +180,86 @@ def _numpy_names(fn, renames=None):
                 raise TypeError(f"{fn.__name__}(): argument 'input' (position 1) must be Tensor, "
                                 f"not {_type_name(args[0])}") from None
             raise
+        except TypeError as e:  # (a dim that is no int, a keyword the op has not: PyTorch's parser's words,
+            # unless the op said them already, of an argument before dim)
+            error = None if str(e).startswith(f"{fn.__name__}(): argument") else \
+                _dim_type_error(fn.__name__, params, args, kwargs, method)
+            if error is None:
+                raise
+            raise error from None
 
+    op._numpy_names = renames, method  # (its Tensor method: the same wrapper with method True, by _bind_methods)
     return op
+
+
+# PyTorch's overloads for the reductions whose refusal of a dim that is no int lists them: the method's, the
+# function's (what else their texts say comes from _dim_type_error)
+_SUM_METHOD = (" * (*, torch.dtype dtype = None)\n"
+               " * (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)\n")
+_MAX_METHOD = (" * ()\n{bad}"
+               " * (Tensor other)\n{bad}"
+               " * (int dim, bool keepdim = False)\n")
+_DIM_OVERLOADS = {
+    "sum": (_SUM_METHOD, " * (Tensor input, *, torch.dtype dtype = None)\n"
+                         " * (Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, "
+                         "Tensor out = None)\n"),
+    "mean": (_SUM_METHOD, " * (Tensor input, *, torch.dtype dtype = None, Tensor out = None)\n"
+                          " * (Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, "
+                          "Tensor out = None)\n"),
+    "max": (_MAX_METHOD, " * (Tensor input, *, Tensor out = None)\n"
+                         " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                         " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)\n"),
+    "squeeze": (" * ()\n{bad}"
+                " * (int dim)\n{bad}"
+                " * (tuple of ints dim)\n{bad}", None),
+}
+_DIM_OVERLOADS["min"] = (_MAX_METHOD, _DIM_OVERLOADS["max"][1].replace("max", "min"))
+_DIM_TUPLES = frozenset(("amax", "amin", "logsumexp"))  # (the ops whose dim PyTorch's parser reads as a tuple)
+
+
+def _dim_type_error(name, params, args, kwargs, method):
+    """PyTorch's argument parser's refusal of the call, where its dim is no int or a keyword is not the op's
+    (None where neither): the op's overloads where its text lists them, else the argument named, with its
+    position counted from the method's first argument after self, or the function's first."""
+    given = args[1:] if method else args
+    i = params.index("dim") if "dim" in params else None
+    dim = kwargs["dim"] if "dim" in kwargs else args[i] if i is not None and i < len(args) else None
+    bad, entry = _not_an_index(dim)
+    unknown = not kwargs.keys() - {"axis"} <= set(params)
+    if bad is None and not unknown:
+        return None
+    overloads = _DIM_OVERLOADS.get(name, (None, None))[0 if method else 1]
+    if overloads is not None and entry is None:
+        got = ", ".join([*map(_type_name, given), *(f"{k}={_type_name(v)}" for k, v in kwargs.items())])
+        marked = ("      didn't match because some of the arguments have invalid types: "
+                  f"({', '.join(f'!{_type_name(a)}!' for a in given)})\n")
+        return TypeError(f"{name}() received an invalid combination of arguments - got ({got}{', ' if not given else ''}"
+                         f"), but expected one of:\n" + overloads.format(bad=marked))
+    if bad is None:
+        return None
+    if entry is not None:
+        return TypeError(f"{name}(): argument 'dim' failed to unpack the object at pos {entry + 1} with error "
+                         f"\"type must be tuple of ints,but got {_type_name(bad)}\"")
+    where = "" if "dim" in kwargs else f" (position {i + (not method)})"
+    kind = "tuple of ints" if name in _DIM_TUPLES else "int"
+    return TypeError(f"{name}(): argument 'dim'{where} must be {kind}, not {_type_name(bad)}")
+
+
+def _not_an_index(dim):
+    """(dim, None) where dim is neither None nor an index; (entry, its place) for a tuple's or a list's first entry
+    that is no index; else (None, None)."""
+    if isinstance(dim, (tuple, list)):
+        for k, d in enumerate(dim):
+            if _not_an_index(d)[0] is not None:
+                return d, k
+        return None, None
+    if dim is None or isinstance(dim, _builtins.bool):
+        return None, None
+    try:
+        _operator.index(dim)
+    except TypeError:
+        return dim, None
+    return None, None
 
 
 for _name, _fn in list(globals().items()):
@@ -321,6 +400,9 @@ def _bind_methods(Tensor):
     methods.update(resize_=inplace.resize_, resize_as_=inplace.resize_as_, map_=inplace.map_, map2_=inplace.map2_, put_=inplace.put_, set_=inplace.set_,
                    put=indexing.put)
     methods["masked_scatter_"] = _masked_scatter_
+    for name, fn in methods.items():  # (the dim-taking ops: their method forms count arguments as methods do)
+        if getattr(fn, "_numpy_names", (None, True))[1] is False:
+            methods[name] = _numpy_names(fn.__wrapped__, fn._numpy_names[0], method=True)
     for name in _INPLACE:
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,

@@ -16,7 +16,7 @@ from .array_op import array_op
 from ._util import (broadcast_shapes, descending_key, normalize_dim, sizes_or_keyword, sum_to, too_many_positional,
                     type_name)
 from .indexing import index_select
-from .shape import _records_nothing, clone, expand, unsqueeze, view
+from .shape import _records_nothing, _shape_arg, clone, expand, unsqueeze, view
 
 
 def _strided(xp, x, shape, strides):
@@ -181,10 +181,6 @@ class Repeat(Function):
         return summed.reshape(ctx.shape), None
 
 
-def _size_args(sizes):
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = tuple(sizes[0])
-    return tuple(builtins.int(s) for s in sizes)
 
 
 def repeat(input, *sizes, **kw):
@@ -193,7 +189,7 @@ def repeat(input, *sizes, **kw):
         sizes = sizes_or_keyword("repeat", sizes, kw, "repeats")
     if not sizes:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
-    sizes = _size_args(sizes)
+    sizes = _shape_arg(sizes, "repeat", "repeats")
     if len(sizes) < input.array.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     if builtins.any(s < 0 for s in sizes):  # (PyTorch's text names the first negative of the result's shape)
@@ -207,7 +203,7 @@ def repeat(input, *sizes, **kw):
 
 def tile(input, dims):
     """repeat(), with `dims` padded with leading ones to the tensor's ndim (as torch.tile)."""
-    dims = _size_args((dims,)) if not isinstance(dims, (builtins.int, np.integer)) else (builtins.int(dims),)
+    dims = _shape_arg((dims,), "tile", "dims") if not isinstance(dims, (builtins.int, np.integer)) else (builtins.int(dims),)
     dims = (1,) * (input.array.ndim - len(dims)) + dims
     return repeat(input, dims)
 

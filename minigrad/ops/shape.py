@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
-from ..tensor import Tensor, dtype_argument, invalid_arguments, is_dtype_argument
+from ..tensor import Tensor, dtype_argument, int_argument, invalid_arguments, is_dtype_argument, size_type_error
 from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array, type_name
 from .out import out_call
 
@@ -74,10 +74,27 @@ def _records_nothing(t):
         and (t._base is None or t._view_version == t._version_counter[0])
 
 
-def _shape_arg(shape, as_int=builtins.int):
+def _shape_arg(shape, name=None, argument="size"):
+    """The sizes `name(*shape)` was given (`reshape(2, 3)`, `reshape((2, 3))`) as ints, each by __index__ (an
+    integer tensor of one element too): a float or a string refused in PyTorch's parser's words."""
+    given = shape
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(map(as_int, shape))
+    try:
+        return tuple(map(operator.index, shape))
+    except TypeError:
+        if name is None:
+            raise
+        raise TypeError(size_type_error(name, given, *_first_non_index(shape), argument)) from None
+
+
+def _first_non_index(shape):
+    """The place and value of shape's first entry that is no index."""
+    for i, s in enumerate(shape):
+        try:
+            operator.index(s)
+        except TypeError:
+            return i, s
 
 
 def _infer_shape(shape, numel):
@@ -148,8 +165,11 @@ def view(input, *shape, **size):
         shape = (n // shape[1], shape[1])  # view(-1, C), the usual call: _infer_shape's answer, without its checks
     else:
         try:  # (operator.index: a float size is refused, as PyTorch's parser refuses it, not truncated)
-            sizes = _shape_arg(shape, operator.index)
+            sizes = _shape_arg(shape)
         except TypeError:
+            i, bad = _first_non_index(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+            if i:  # (past the first size, the dtype overload is out: the size's own words)
+                raise TypeError(size_type_error("view", shape, i, bad)) from None
             raise TypeError(invalid_arguments("view", shape, ("torch.dtype dtype", "tuple of ints size"))) from None
         shape = _infer_shape(sizes, n)
     if shape == input.array.shape or input.array.flags.c_contiguous:  # contiguous memory takes any shape
@@ -217,7 +237,7 @@ def reshape(input, *shape, **kw):
     does it, a contiguous copy (CloneBackward0) seen with the new shape (UnsafeViewBackward0)."""
     if kw:
         shape = sizes_or_keyword("reshape", shape, kw, "shape")
-    shape = _infer_shape(_shape_arg(shape), input.array.size)
+    shape = _infer_shape(_shape_arg(shape, "reshape", "shape"), input.array.size)
     a = input.array
     if not a.flags.c_contiguous:
         r = a.reshape(shape)
@@ -231,18 +251,22 @@ def reshape(input, *shape, **kw):
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim into one."""
     nd = input.array.ndim
-    s, e = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
-    if nd == 0:
-        return reshape(input, 1)
-    if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    if s == e:  # (nothing merged: input itself, as PyTorch)
-        return input
-    shape = input.array.shape
-    n = 1
-    for d in shape[s:e + 1]:
-        n *= d
-    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    try:
+        s, e = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
+        if nd == 0:
+            return reshape(input, 1)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if s == e:  # (nothing merged: input itself, as PyTorch)
+            return input
+        shape = input.array.shape
+        n = 1
+        for d in shape[s:e + 1]:
+            n *= d
+        return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    except TypeError:  # (a dim that is no int: PyTorch's parser's words)
+        _dim_arguments("flatten", start_dim=start_dim, end_dim=end_dim)
+        raise
 
 
 def unflatten(input, dim, sizes):
@@ -329,7 +353,7 @@ def permute(input, *dims, **kw):
         dims = sizes_or_keyword("permute", dims, kw, "dims")
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    dims = _shape_arg(dims)
+    dims = _shape_arg(dims, "permute", "dims")
     nd = input.array.ndim
     if len(dims) != nd:
         raise RuntimeError(
@@ -345,13 +369,23 @@ def permute(input, *dims, **kw):
 def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     nd = input.array.ndim
-    d0 = dim0 if 0 <= dim0 < nd else normalize_dim(dim0, nd)  # (an in-range dim needs no call)
-    d1 = dim1 if 0 <= dim1 < nd else normalize_dim(dim1, nd)
-    if nd == 0:  # dims 0 and -1 of a 0-d tensor: nothing to swap
-        return _share_version(Alias0.apply(input), input)
-    if _records_nothing(input):  # (attention's heads of a generated token: the view alone)
-        return _view_of(input, input.array.swapaxes(d0, d1))
-    return _share_version(Transpose.apply(input, d0, d1), input)
+    try:
+        d0 = dim0 if 0 <= dim0 < nd else normalize_dim(dim0, nd)  # (an in-range dim needs no call)
+        d1 = dim1 if 0 <= dim1 < nd else normalize_dim(dim1, nd)
+        if nd == 0:  # dims 0 and -1 of a 0-d tensor: nothing to swap
+            return _share_version(Alias0.apply(input), input)
+        if _records_nothing(input):  # (attention's heads of a generated token: the view alone)
+            return _view_of(input, input.array.swapaxes(d0, d1))
+        return _share_version(Transpose.apply(input, d0, d1), input)
+    except TypeError:  # (a dim that is no int, refused by a comparison or by numpy: PyTorch's parser's words)
+        _dim_arguments("transpose", dim0=dim0, dim1=dim1)
+        raise
+
+
+def _dim_arguments(name, **dims):
+    """PyTorch's parser's refusal of the first of an op's dims (a method's, by position) that is no int."""
+    for position, (argument, value) in enumerate(dims.items(), 1):
+        int_argument(value, name, f"'{argument}' (position {position})")
 
 
 class Alias0(Function):
@@ -491,7 +525,7 @@ def expand(input, *sizes, **kw):
         sizes = sizes_or_keyword("expand", sizes, {k: v for k, v in kw.items() if k != "implicit"}, "size")
     if not sizes:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(sizes, "expand")
     shape = input.array.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
@@ -545,7 +579,7 @@ class Clone(Function):
         return (lambda x: (x.copy(), None)), (lambda saved, g: (g,))
 
 
-def clone(input, memory_format=None):
+def clone(input, *, memory_format=None):
     """A copy with its own memory (recorded: gradients flow back to `input`); memory_format is accepted
     and changes nothing (arrays here are row-major)."""
     return Clone.apply(input)
@@ -839,7 +873,11 @@ def split(input, split_size_or_sections, dim=0):
         sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
         cls = SplitEqual
     else:
-        sizes = [builtins.int(s) for s in split_size_or_sections]
+        try:
+            sizes = [builtins.int(s) for s in split_size_or_sections]
+        except TypeError:  # (a float size: not iterable, where PyTorch's parser tried its sizes overload last)
+            raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                            f"{type_name(split_size_or_sections)}") from None
         if builtins.sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at dimension "
@@ -876,6 +914,8 @@ def chunk(input, chunks, dim=0):
     """Split into `chunks` nearly equal pieces."""
     if not input.array.ndim:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if type(chunks) is not builtins.int:
+        chunks = int_argument(chunks, "chunk", "'chunks' (position 1)")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dim(dim, input.array.ndim)

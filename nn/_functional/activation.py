@@ -15,7 +15,7 @@ from minigrad.ops.scatter import make_inplace
 from minigrad.ops._util import in_float32
 from minigrad.backends.arrays import pick
 from minigrad.ops.special_array import ERF32_ALPHA, ERF32_BETA, erf
-from minigrad.tensor import dtype_argument
+from minigrad.tensor import dtype_argument, int_argument
 
 from . import reference
 from ._common import (
@@ -344,8 +344,8 @@ def _softmax_args(input, dim, dtype, name):
     dtype = dtype_argument(dtype, name)
     if dtype is not None:
         input = input.to(dtype)
-    nd = input.array.ndim
-    n = max(nd, 1)
+    dim = int_argument(dim, name, "'dim' (position 1)")  # (F.softmax is the method's: its position)
+    n = max(input.array.ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     if input.array.dtype.kind != "f" and input.array.size:  # (integers and bools: dtype= says what to compute in)

@@ -183,9 +183,16 @@ class ModuleDict(Module):
 
     def update(self, modules):
         """Add (or replace) entries from a mapping or an iterable of (name, module) pairs."""
-        pairs = modules.items() if hasattr(modules, "items") else modules
-        for key, module in pairs:
-            self[key] = module
+        if hasattr(modules, "items"):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for i, pair in enumerate(modules):  # (PyTorch's words for an entry that is no (name, module) pair)
+            if not hasattr(pair, "__iter__"):
+                raise TypeError(f"ModuleDict update sequence element #{i} should be Iterable; is{type(pair).__name__}")
+            if len(pair) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{i} has length {len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
 
 
 def _as_parameter(value):

@@ -11,7 +11,7 @@ class Dropout(Module):
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        if not 0.0 <= p <= 1.0:
+        if p < 0 or p > 1:  # (PyTorch's comparisons: a string p is refused in its words too)
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
         self.inplace = inplace

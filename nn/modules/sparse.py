@@ -130,7 +130,7 @@ def _make_table(module, num_embeddings, embedding_dim, padding_idx, weight, requ
         padding_idx %= num_embeddings
     module.padding_idx = padding_idx
     if weight is None:
-        module.weight = Parameter(minigrad.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
+        module.weight = Parameter(minigrad.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
         _reset_table(module)
     else:
         if tuple(weight.shape) != (num_embeddings, embedding_dim):

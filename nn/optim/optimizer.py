@@ -289,7 +289,8 @@ class Optimizer:
         params = list(params)
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+                kind = type(p).__name__ if type(p).__module__ == "builtins" else f"{type(p).__module__}.{type(p).__qualname__}"
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {kind}")
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
