@@ -18,8 +18,10 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
-from ..tensor import Tensor, dtype_argument, invalid_arguments, is_dtype_argument
+from ..tensor import (Tensor, channels_last_contiguous, dtype_argument, invalid_arguments, is_dtype_argument,
+                      memory_format_argument)
 from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array, type_name
+from .conversion import laid_out
 from .out import out_call
 
 
@@ -533,26 +535,30 @@ class Clone(Function):
     node_name = "CloneBackward0"
 
     @staticmethod
-    def forward(ctx, a):
-        return a.array.copy()
+    def forward(ctx, a, fmt=None):
+        return laid_out(a.array, fmt)
 
     @staticmethod
     def backward(ctx, g):  # identity
-        return g
+        return g, None
 
     @staticmethod
-    def array_step(needs, a):
-        return (lambda x: (x.copy(), None)), (lambda saved, g: (g,))
+    def array_step(needs, a, fmt=None):
+        return (lambda x: (laid_out(x, fmt), None)), (lambda saved, g: (g,))
 
 
 def clone(input, memory_format=None):
-    """A copy with its own memory (recorded: gradients flow back to `input`); memory_format is accepted
-    and changes nothing (arrays here are row-major)."""
-    return Clone.apply(input)
+    """A copy with its own memory (recorded: gradients flow back to `input`), row-major unless
+    memory_format is channels_last(_3d)."""
+    fmt = memory_format_argument(input, "clone", memory_format)
+    return Clone.apply(input, None if fmt is None else fmt.name)
 
 
 def contiguous(input, memory_format=None):
-    """`input` itself when already C-contiguous, else a contiguous copy."""
+    """`input` itself when already contiguous in the memory format (row-major by default), else a copy that is."""
+    fmt = memory_format_argument(input, "contiguous", memory_format)
+    if fmt is not None:
+        return input if channels_last_contiguous(input, fmt) else Clone.apply(input, fmt.name)
     if input.array.flags.c_contiguous:
         return input
     return Clone.apply(input)
@@ -1002,6 +1008,20 @@ def is_contiguous_as(sizes, strides, format_name):
             if strides[d] != expected:
                 return False
             expected *= sizes[d]
+    return True
+
+
+def strides_like(sizes, strides, format_name):
+    """PyTorch's suggest_memory_format test: strides that step through the dims in the channels_last(_3d)
+    order, an N C 1 1 tensor (channel stride equal to the batch's) counting as row-major."""
+    order = {"channels_last": (1, 3, 2, 0), "channels_last_3d": (1, 4, 3, 2, 0)}[format_name]
+    if len(sizes) != len(order) or strides[1] == 0:
+        return False
+    least = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return False
+        least = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
     return True
 
 
