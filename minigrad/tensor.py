@@ -1218,7 +1218,7 @@ def _row_major_unless_contiguous(t, memory_format):
 
 def strides_like_format(t, memory_format):
     """Whether `to(memory_format=)` leaves `t` as it is (PyTorch's suggest_memory_format)."""
-    from .ops.shape import strides_like
+    from .ops.conversion import strides_like
 
     return strides_like(tuple(t.shape), t.stride(), memory_format.name)
 

@@ -17,9 +17,26 @@ def cast_array(a, dt):
     return a.astype(dt)
 
 
+def strides_like(sizes, strides, format_name):
+    """PyTorch's suggest_memory_format test: strides that step through the dims in the channels_last(_3d)
+    order, an N C 1 1 tensor (channel stride equal to the batch's) counting as row-major."""
+    order = {"channels_last": (1, 3, 2, 0), "channels_last_3d": (1, 4, 3, 2, 0)}[format_name]
+    if len(sizes) != len(order) or strides[1] == 0:
+        return False
+    least = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return False
+        least = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
 def laid_out(a, format_name=None):
     """A copy of array `a` in a memory format: channels_last(_3d) keeps dimension 1 (the channels) innermost,
-    as PyTorch's strides do; any other name (or None), row-major."""
+    as PyTorch's strides do; preserve_format keeps the order of `a`'s strides (a dense array's exactly, as
+    PyTorch's empty_like does); any other name (or None), row-major."""
+    if format_name == "preserve_format":
+        return a.copy(order="K")
     if format_name in ("channels_last", "channels_last_3d"):
         return np.moveaxis(np.moveaxis(a, 1, -1).copy(order="C"), -1, 1)
     return a.copy(order="C")

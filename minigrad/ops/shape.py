@@ -548,10 +548,10 @@ class Clone(Function):
 
 
 def clone(input, memory_format=None):
-    """A copy with its own memory (recorded: gradients flow back to `input`), row-major unless
-    memory_format is channels_last(_3d)."""
-    fmt = memory_format_argument(input, "clone", memory_format)
-    return Clone.apply(input, None if fmt is None else fmt.name)
+    """A copy with its own memory (recorded: gradients flow back to `input`), laid out as `memory_format`
+    says (by default preserve_format: a dense tensor's strides kept)."""
+    fmt = memory_format_argument(input, "clone", memory_format) or memory_format
+    return Clone.apply(input, "preserve_format" if fmt is None else fmt.name)
 
 
 def contiguous(input, memory_format=None):
@@ -1008,20 +1008,6 @@ def is_contiguous_as(sizes, strides, format_name):
             if strides[d] != expected:
                 return False
             expected *= sizes[d]
-    return True
-
-
-def strides_like(sizes, strides, format_name):
-    """PyTorch's suggest_memory_format test: strides that step through the dims in the channels_last(_3d)
-    order, an N C 1 1 tensor (channel stride equal to the batch's) counting as row-major."""
-    order = {"channels_last": (1, 3, 2, 0), "channels_last_3d": (1, 4, 3, 2, 0)}[format_name]
-    if len(sizes) != len(order) or strides[1] == 0:
-        return False
-    least = 0
-    for d in order:
-        if sizes[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
-            return False
-        least = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
     return True
 
 

@@ -1,4 +1,5 @@
-"""Fixes found by the scripts of test_dl_scripts28.py (channels_last conversions), each checked against PyTorch."""
+"""Fixes found by the scripts of test_dl_scripts28.py (channels_last conversions, layouts kept by clone and
+deepcopy), each checked against PyTorch."""
 import numpy as np
 import pytest
 
@@ -120,3 +121,46 @@ def test_channels_last_training_step_matches_row_major(torch):
     for ours in (step(minigrad, True), step(minigrad, False)):
         for a, b in zip(ours, theirs):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+PRESERVED = {
+    "transposed": lambda lib: lib.ones(3, 4).t(),
+    "transposed_sliced": lambda lib: lib.ones(3, 4).t()[::2],
+    "channels_last": lambda lib: lib.ones(2, 3, 4, 5).contiguous(memory_format=lib.channels_last),
+    "channels_last_sliced": lambda lib: lib.ones(2, 3, 4, 5).contiguous(memory_format=lib.channels_last)[:, :, ::2],
+    "permuted": lambda lib: lib.ones(2, 3, 4, 5).permute(0, 2, 3, 1),
+    "permuted_sliced": lambda lib: lib.ones(2, 3, 4, 5).permute(0, 2, 3, 1)[:, ::2],
+    "expanded": lambda lib: lib.ones(3, 1).expand(3, 4),
+    "rows": lambda lib: lib.ones(4, 3)[::2],
+}
+
+
+@pytest.mark.parametrize("case", list(PRESERVED))
+def test_clone_preserves_the_layout_as_pytorch(torch, case):
+    """clone()'s default preserve_format keeps the order of the strides (a dense tensor's exactly);
+    contiguous_format is row-major."""
+    def layouts(lib):
+        x = PRESERVED[case](lib).detach().requires_grad_()
+        y = x.clone()
+        return (tuple(y.stride()), tuple(lib.clone(x).stride()), tuple(x.clone(memory_format=lib.preserve_format).stride()),
+                tuple(x.clone(memory_format=lib.contiguous_format).stride()), type(y.grad_fn).__name__)
+
+    assert layouts(minigrad) == layouts(torch)
+
+
+def test_deepcopied_channels_last_module_keeps_its_layout_not_its_grads(torch):
+    """A model EMA deepcopied from a trained channels_last model (timm's) has channels_last parameters and no
+    gradients (a Parameter's deepcopy leaves .grad behind; a plain tensor's takes it along)."""
+    import copy
+
+    def layouts(lib):
+        model = lib.nn.Sequential(lib.nn.Conv2d(2, 3, 3), lib.nn.BatchNorm2d(3)).to(memory_format=lib.channels_last)
+        model(lib.ones(2, 2, 4, 4)).sum().backward()
+        twin = copy.deepcopy(model)
+        x = lib.ones(2, requires_grad=True)
+        x.grad = lib.full((2,), 3.0)
+        return ([(n, tuple(t.stride())) for n, t in twin.state_dict().items()],
+                [p.grad is None for p in twin.parameters()], [p.grad is None for p in model.parameters()],
+                copy.deepcopy(x).grad.tolist(), copy.deepcopy(lib.nn.Parameter(x.detach())).grad)
+
+    assert layouts(minigrad) == layouts(torch)
