@@ -421,7 +421,9 @@ def channels_last_script(torch, init):
              x.is_contiguous(memory_format=cl), model.conv1.weight.is_contiguous(memory_format=cl),
              model.fc.weight.is_contiguous(), reference.conv1.weight.is_contiguous(memory_format=cl),
              x.to(memory_format=cl).is_contiguous(memory_format=cl),
-             x.clone(memory_format=torch.contiguous_format).is_contiguous(), list(xc.shape)]
+             x.clone(memory_format=torch.contiguous_format).is_contiguous(), list(xc.shape),
+             xc.clone().is_contiguous(memory_format=cl), xc.clone().stride(),
+             copy.deepcopy(model).conv1.weight.is_contiguous(memory_format=cl)]
     losses = []
     for net, inp in ((model, xc), (reference, x)):
         opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
@@ -513,3 +515,182 @@ def lightning_script(torch, init):
 
 def test_lightning_like_loop_step_interval(torch):
     both(torch, lightning_script)
+
+
+# ---- SWA on a conv net: linear SWALR, a running-mean avg_fn and a multi_avg_fn, update_bn over (x, y) batches ----
+def swa_script(torch, init, use_buffers):
+    nn, F = torch.nn, torch.nn.functional
+    swa_utils = torch.optim.swa_utils
+    model = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.BatchNorm2d(3, momentum=0.3), nn.ReLU(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(3, 2))
+    init = start(model, init)
+
+    def running_mean(avg, p, n):
+        return avg + (p - avg) / (n + 1)
+
+    def multi(avgs, params, n):
+        for a, p in zip(avgs, params):
+            if a.is_floating_point():  # (with use_buffers, num_batches_tracked comes too)
+                a.add_((p - a) / (n + 1))
+            else:
+                a.copy_(p)
+
+    swa = swa_utils.AveragedModel(model, avg_fn=running_mean, use_buffers=use_buffers)
+    swa_multi = swa_utils.AveragedModel(model, multi_avg_fn=multi, use_buffers=use_buffers)
+    opt = torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    swa_sched = swa_utils.SWALR(opt, swa_lr=0.03, anneal_epochs=3, anneal_strategy="linear")
+    rng = np.random.default_rng(292)
+    loader = [(torch.tensor(rng.standard_normal((3, 1, 4, 4))), torch.tensor(rng.integers(0, 2, 3)))
+              for _ in range(2)]
+    swa_start, losses, lrs, counts = 2, [], [], []
+    for epoch in range(5):
+        for xb, yb in loader:
+            loss = F.cross_entropy(model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        if epoch >= swa_start:
+            swa.update_parameters(model)
+            swa_multi.update_parameters(model)
+            swa_sched.step()
+        else:
+            sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+        counts.append(swa.n_averaged.item())
+    before = [b.clone() for b in swa.module.buffers()]
+    swa_utils.update_bn(loader, swa)
+    swa_utils.update_bn(iter(loader), swa_multi)
+    x = torch.cat([xb for xb, _ in loader])
+    swa.eval()
+    swa_multi.eval()
+    with torch.no_grad():
+        out, out_multi = swa(x), swa_multi(x)
+    return dict(init=init, losses=losses, lrs=lrs, counts=counts, before=before, out=out, out_multi=out_multi,
+                bn=[swa.module[1].running_mean, swa.module[1].running_var, swa.module[1].num_batches_tracked,
+                    swa_multi.module[1].running_var], momentum=swa.module[1].momentum,
+                swa_state=dict(swa.state_dict()), kinds=[kind(swa.n_averaged)], last=swa_sched.get_last_lr())
+
+
+@pytest.mark.parametrize("use_buffers", [False, True])
+def test_swa_linear_swalr_custom_averages_update_bn(torch, use_buffers):
+    both(torch, swa_script, use_buffers=use_buffers)
+
+
+# ---- timm-like mixing modes: batch-flipped partners, clipped cutmix boxes, per-sample lambdas, smoothed one-hots --
+def mixing_modes(torch, init, mode):
+    nn, F = torch.nn, torch.nn.functional
+    classes, smoothing = 3, 0.1
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.GELU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                          nn.Linear(4, classes))
+    init = start(model, init)
+    rng = np.random.default_rng(293)
+    images = torch.tensor(rng.standard_normal((4, 2, 6, 6)))
+    labels = torch.tensor(rng.integers(0, classes, 4))
+
+    def smoothed_one_hot(y, lam_or_lams):
+        off, on = smoothing / classes, 1.0 - smoothing + smoothing / classes
+        y1 = torch.full((y.shape[0], classes), off, dtype=torch.float64).scatter_(1, y.view(-1, 1), on)
+        y2 = y1.flip(0)
+        lam = lam_or_lams.view(-1, 1) if isinstance(lam_or_lams, torch.Tensor) else lam_or_lams
+        return y1 * lam + y2 * (1.0 - lam)
+
+    def clipped_box(lam, cy, cx, h=6, w=6):
+        ratio = math.sqrt(1 - lam)
+        ch, cw = int(h * ratio), int(w * ratio)
+        return (int(np.clip(cy - ch // 2, 0, h)), int(np.clip(cy + ch // 2, 0, h)),
+                int(np.clip(cx - cw // 2, 0, w)), int(np.clip(cx + cw // 2, 0, w)))
+
+    opt = torch.optim.AdamW(model.parameters(), lr=0.02)
+    losses, targets = [], []
+    for lam, cy, cx in [(0.7, 1, 5), (0.45, 3, 3), (0.8, 0, 2)]:
+        x = images.clone()
+        if mode == "batch_mixup":
+            x.mul_(lam).add_(x.flip(0).mul_(1.0 - lam))
+            target = smoothed_one_hot(labels, lam)
+        elif mode == "cutmix_clipped":
+            y0, y1, x0, x1 = clipped_box(lam, cy, cx)
+            x[:, :, y0:y1, x0:x1] = x.flip(0)[:, :, y0:y1, x0:x1]
+            lam = 1.0 - (y1 - y0) * (x1 - x0) / 36.0  # the area actually pasted
+            target = smoothed_one_hot(labels, lam)
+        else:  # one lambda per sample, pairs (i, n-1-i) mixed with each other
+            lams = torch.tensor(rng.beta(1.0, 1.0, 4))
+            x = x * lams.view(-1, 1, 1, 1) + x.flip(0) * (1.0 - lams.view(-1, 1, 1, 1))
+            target = smoothed_one_hot(labels, lams)
+        out = model(x)
+        soft_ce = torch.sum(-target * F.log_softmax(out, dim=-1), dim=-1).mean()
+        module_ce = nn.CrossEntropyLoss()(out, target)
+        bce = F.binary_cross_entropy_with_logits(out, target.gt(0.5).to(out.dtype))
+        loss = soft_ce + 0.5 * bce
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append([loss, soft_ce, module_ce, bce])
+        targets.append(target)
+    return dict(init=init, losses=losses, targets=targets, grads=grads(model), params=list(model.parameters()))
+
+
+@pytest.mark.parametrize("mode", ["batch_mixup", "cutmix_clipped", "elementwise"])
+def test_timm_like_mixing_modes_soft_targets(torch, mode):
+    both(torch, mixing_modes, mode=mode)
+
+
+# ---- a fairseq-like recipe: inverse-sqrt warmup, hand-written label-smoothed NLL, update_freq, grads / tokens --
+def fairseq_recipe(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    vocab, pad, eps = 7, 1, 0.1
+    model = nn.Sequential(nn.Embedding(vocab, 6, padding_idx=pad), nn.Linear(6, 6), nn.Tanh(), nn.Linear(6, vocab))
+    init = start(model, init)
+    warmup, base = 3, 0.05
+    opt = torch.optim.Adam(model.parameters(), lr=base, betas=(0.9, 0.98), eps=1e-8)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda u: (u + 1) / warmup if u + 1 < warmup else (warmup / (u + 1)) ** 0.5)
+
+    def label_smoothed_nll(lprobs, target):
+        target = target.unsqueeze(-1)
+        nll = -lprobs.gather(dim=-1, index=target)
+        smooth = -lprobs.sum(dim=-1, keepdim=True)
+        pad_mask = target.eq(pad)
+        nll.masked_fill_(pad_mask, 0.0)
+        smooth.masked_fill_(pad_mask, 0.0)
+        nll, smooth = nll.sum(), smooth.sum()
+        eps_i = eps / (lprobs.size(-1) - 1)
+        return (1.0 - eps - eps_i) * nll + eps_i * smooth, nll
+
+    rng = np.random.default_rng(294)
+    batches = []
+    for _ in range(4):
+        src = rng.integers(2, vocab, (2, 5))
+        src[0, 3:] = pad
+        tgt = np.roll(src, -1, axis=1)
+        tgt[:, -1] = pad
+        batches.append((torch.tensor(src), torch.tensor(tgt)))
+    update_freq, losses, norms, lrs, checks = 2, [], [], [], []
+    sample_size = 0
+    for i, (src, tgt) in enumerate(batches):
+        lprobs = F.log_softmax(model(src), dim=-1, dtype=torch.float64)
+        loss, nll = label_smoothed_nll(lprobs.view(-1, vocab), tgt.view(-1))
+        ntokens = tgt.ne(pad).sum().item()
+        sample_size += ntokens
+        loss.backward()
+        ref = F.cross_entropy(lprobs.view(-1, vocab), tgt.view(-1), ignore_index=pad, reduction="sum")
+        checks.append([nll, ref, ntokens])
+        if (i + 1) % update_freq == 0:
+            for p in model.parameters():
+                if p.grad is not None:
+                    p.grad.data.mul_(1.0 / sample_size)
+            total = nn.utils.get_total_norm([p.grad for p in model.parameters() if p.grad is not None])
+            nn.utils.clip_grads_with_norm_(model.parameters(), 0.5, total)
+            norms.append(total)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            sample_size = 0
+        losses.append(loss.item())
+        lrs.append(sched.get_last_lr()[0])
+    return dict(init=init, losses=losses, norms=norms, lrs=lrs, checks=checks, params=list(model.parameters()))
+
+
+def test_fairseq_like_label_smoothed_nll_update_freq(torch):
+    both(torch, fairseq_recipe)
