@@ -642,7 +642,8 @@ class Tensor:
     # ---- devices and types ------------------------------------------------------------
     def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
         """`to(device)`, `to(dtype)` or both; returns self when nothing changes (unless copy).
-        (`non_blocking`: a copy is made at once either way; `memory_format`: one layout, row-major.)"""
+        (`non_blocking`: a copy is made at once either way; `memory_format`: a copy laid out so unless the strides
+        already suggest that format.)"""
         from .ops.conversion import to_copy
 
         flags, typed, placed = [], False, False  # (positional non_blocking and copy: after a dtype or a tensor)
@@ -1189,8 +1190,9 @@ def placement_argument(name, layout, pin_memory, kernel=None):
 
 
 def memory_format_argument(t, name, memory_format, check_rank=True):
-    """A cast's `memory_format=`: preserve_format and contiguous_format are minigrad's one row-major layout;
-    channels_last(_3d) asks for the channel dimension innermost, refused (PyTorch's text) below rank 4 (5)."""
+    """A `memory_format=` argument: None for preserve_format and contiguous_format (the callers that tell them
+    apart check); channels_last(_3d) asks for the channel dimension innermost, refused (PyTorch's text) unless
+    the rank is 4 (5)."""
     from . import channels_last, contiguous_format, memory_format as format_type, preserve_format
 
     if memory_format is None or memory_format is preserve_format or memory_format is contiguous_format:
