@@ -122,7 +122,8 @@ def set_flush_denormal(mode):
 
 __version__ = "0.1.0"
 class memory_format:
-    """A memory format (accepted where PyTorch takes one; changes nothing: minigrad lays tensors out row-major)."""
+    """A memory format: `to`, `contiguous`, `clone` and Module.to lay a copy out in channels_last(_3d) as PyTorch
+    does; elsewhere accepted (a result's layout may differ from PyTorch's)."""
 
     def __init__(self, name):
         self.name = name

@@ -542,7 +542,7 @@ def _complex_fill(value, dtype):
     return value.real
 
 
-# (layout= and memory_format= are accepted and change nothing: arrays here are dense and row-major,
+# (layout= and memory_format= are accepted and change nothing: a *_like result here is dense and row-major,
 # and a memory format is a layout of strides, never of values)
 def _like(t, dtype, device, name, args=None):
     if not isinstance(t, Tensor):

@@ -642,7 +642,8 @@ class Tensor:
     # ---- devices and types ------------------------------------------------------------
     def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
         """`to(device)`, `to(dtype)` or both; returns self when nothing changes (unless copy).
-        (`non_blocking`: a copy is made at once either way; `memory_format`: one layout, row-major.)"""
+        (`non_blocking`: a copy is made at once either way; `memory_format`: a copy laid out so unless the strides
+        already suggest that format.)"""
         from .ops.conversion import to_copy
 
         flags, typed, placed = [], False, False  # (positional non_blocking and copy: after a dtype or a tensor)
@@ -661,7 +662,15 @@ class Tensor:
                 raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS))
         if len(flags) == 2:
             copy = flags[1]
-        return to_copy(self, dtype=dtype_argument(dtype, "to", args), device=device, copy=copy)
+        fmt = None
+        if memory_format is not None:
+            if not isinstance(memory_format, _memory_format_type()):
+                raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS, dict(memory_format=memory_format)))
+            fmt = memory_format_argument(self, "to", memory_format) or _row_major_unless_contiguous(self, memory_format)
+        if fmt is not None and fmt.name != "contiguous_format" and strides_like_format(self, fmt):
+            fmt = None  # already laid out so: the cast alone (numpy's astype keeps the strides)
+        return to_copy(self, dtype=dtype_argument(dtype, "to", args), device=device, copy=copy,
+                       memory_format=None if fmt is None else fmt.name)
 
     def cpu(self, memory_format=None):
         return self.to("cpu") if memory_format is None else self._formatted(None, memory_format, "cpu")
@@ -724,10 +733,9 @@ class Tensor:
         """A cast given `memory_format=`: channels_last gives a copy whose channel dimension is innermost in
         memory (PyTorch's strides), unless it is already so."""
         fmt = memory_format_argument(self, name, memory_format)
-        out = self if dtype is None else self.to(dtype)
-        if fmt is None or channels_last_contiguous(out, fmt):
-            return out
-        return out.movedim(1, -1).contiguous().movedim(-1, 1)
+        if fmt is None or strides_like_format(self, fmt):
+            return self if dtype is None else self.to(dtype)
+        return self.to(dtype, memory_format=fmt)
 
     def bfloat16(self, memory_format=None):  # (minigrad has no bfloat16 arrays: the dtype's clear error)
         memory_format_argument(self, "bfloat16", memory_format)
@@ -1008,10 +1016,12 @@ def size_type_error(name, given, i, bad, argument="size"):
     return f"{name}() takes 1 positional argument but {len(given)} were given"
 
 
-def invalid_arguments(fn, args, overloads):
-    """PyTorch's argument parser's text for positional `args` that fit none of fn's `overloads` (its
-    signatures, as it prints them)."""
-    got = ", ".join(map(type_name, args))
+def invalid_arguments(fn, args, overloads, kwargs=None):
+    """PyTorch's argument parser's text for positional `args` (and keyword `kwargs`) that fit none of fn's
+    `overloads` (its signatures, as it prints them)."""
+    got = ", ".join([*map(type_name, args), *(f"{k}={type_name(v)}" for k, v in (kwargs or {}).items())])
+    if kwargs and not args:
+        got += ", "  # (the parser's spelling when only keywords came)
     return (f"{fn}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
             + "".join(f" * ({o})\n" for o in overloads))
 
@@ -1206,8 +1216,9 @@ def placement_argument(name, layout, pin_memory, kernel=None):
 
 
 def memory_format_argument(t, name, memory_format, check_rank=True):
-    """A cast's `memory_format=`: preserve_format and contiguous_format are minigrad's one row-major layout;
-    channels_last(_3d) asks for the channel dimension innermost, refused (PyTorch's text) below rank 4 (5)."""
+    """A `memory_format=` argument: None for preserve_format and contiguous_format (the callers that tell them
+    apart check); channels_last(_3d) asks for the channel dimension innermost, refused (PyTorch's text) unless
+    the rank is 4 (5)."""
     from . import channels_last, contiguous_format, memory_format as format_type, preserve_format
 
     if memory_format is None or memory_format is preserve_format or memory_format is contiguous_format:
@@ -1218,6 +1229,26 @@ def memory_format_argument(t, name, memory_format, check_rank=True):
     if check_rank and t.array.ndim != rank:
         raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
     return memory_format
+
+
+def _memory_format_type():
+    from . import memory_format
+
+    return memory_format
+
+
+def _row_major_unless_contiguous(t, memory_format):
+    """to(memory_format=contiguous_format) copies a tensor that is not row-major; preserve_format keeps it."""
+    from . import contiguous_format
+
+    return memory_format if memory_format is contiguous_format and not t.array.flags.c_contiguous else None
+
+
+def strides_like_format(t, memory_format):
+    """Whether `to(memory_format=)` leaves `t` as it is (PyTorch's suggest_memory_format)."""
+    from .ops.conversion import strides_like
+
+    return strides_like(tuple(t.shape), t.stride(), memory_format.name)
 
 
 def channels_last_contiguous(t, memory_format):

@@ -522,6 +522,9 @@ class Module:
         Only floating-point parameters and buffers change dtype (integer buffers keep theirs)."""
         dev, dt = kwargs.pop("device", None), kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
+        fmt = kwargs.pop("memory_format", None)
+        if fmt is not None and not isinstance(fmt, minigrad.memory_format):
+            raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS, dict(memory_format=fmt)))
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -550,7 +553,10 @@ class Module:
                     warn_complex_to_real()
                     a = a.real
                 a = a.astype(dt.np)
-            return a if dev is None else to_device(a, dev)
+            a = a if dev is None else to_device(a, dev)
+            if fmt is not None and a.ndim in (4, 5):  # (as PyTorch: only the 4-d and 5-d tensors change layout)
+                a = Tensor._wrap(a).to(memory_format=fmt).array
+            return a
 
         return self._apply(convert)
 

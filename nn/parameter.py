@@ -1,6 +1,7 @@
 """`Parameter`: a tensor that a `Module` treats as one of its learnable weights; `Buffer`: one it treats
 as state that is not learned (`self.pe = nn.Buffer(pe)`, PyTorch 2.5's spelling of register_buffer)."""
 from minigrad import Tensor, strided
+from minigrad.ops.conversion import laid_out
 from minigrad.tensor import _requiring_grad
 
 
@@ -41,12 +42,10 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __deepcopy__(self, memo):
-        # a copy of the array, never of the autograd graph or of .grad's identity (PyTorch copies .grad too)
+        # a copy of the array in its layout, as PyTorch's: never of the autograd graph, nor of .grad
         result = memo.get(id(self))
         if result is None:
-            result = type(self)(self.array.copy(), self.requires_grad)
-            if self.grad is not None:
-                result.grad = Tensor._wrap(self.grad.array.copy())
+            result = type(self)(laid_out(self.array, "preserve_format"), self.requires_grad)
             memo[id(self)] = result
         return result
 

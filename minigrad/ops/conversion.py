@@ -17,35 +17,61 @@ def cast_array(a, dt):
     return a.astype(dt)
 
 
-def _convert(data, dt, dev):
+def strides_like(sizes, strides, format_name):
+    """PyTorch's suggest_memory_format test: strides that step through the dims in the channels_last(_3d)
+    order, an N C 1 1 tensor (channel stride equal to the batch's) counting as row-major."""
+    order = {"channels_last": (1, 3, 2, 0), "channels_last_3d": (1, 4, 3, 2, 0)}[format_name]
+    if len(sizes) != len(order) or strides[1] == 0:
+        return False
+    least = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return False
+        least = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
+def laid_out(a, format_name=None):
+    """A copy of array `a` in a memory format: channels_last(_3d) keeps dimension 1 (the channels) innermost,
+    as PyTorch's strides do; preserve_format keeps the order of `a`'s strides (a dense array's exactly, as
+    PyTorch's empty_like does); any other name (or None), row-major."""
+    if format_name == "preserve_format":
+        return a.copy(order="K")
+    if format_name in ("channels_last", "channels_last_3d"):
+        return np.moveaxis(np.moveaxis(a, 1, -1).copy(order="C"), -1, 1)
+    return a.copy(order="C")
+
+
+def _convert(data, dt, dev, fmt=None):
     out = data
     if dev is not None:
         out = to_device(out, dev)
     if dt is not None and out.dtype != dt:
         out = cast_array(out.real if dt.kind not in "cb" else out, dt)  # (complex to real: warned by to_copy)
-    elif out is data:
-        out = out.copy()
-    return out
+    if fmt is not None:
+        return laid_out(out, fmt)
+    return out.copy() if out is data else out
 
 
 class ToCopy(Function):
     node_name = "ToCopyBackward0"
 
     @staticmethod
-    def forward(ctx, a, dt, dev):
+    def forward(ctx, a, dt, dev, fmt=None):
         ctx.src = (a.array.dtype, a.device)
-        return _convert(a.array, dt, dev)
+        return _convert(a.array, dt, dev, fmt)
 
     @staticmethod
     def backward(ctx, g):  # convert the gradient back to the input's dtype and device
         dt, dev = ctx.src
         if g.array.dtype.kind == "c" and dt.kind != "c":  # a real input of a complex result: the real part
             g = g.real
-        return to_copy(g, dtype=dt, device=dev), None, None
+        return to_copy(g, dtype=dt, device=dev), None, None, None
 
 
-def to_copy(input, dtype=None, device=None, copy=False):
-    """Convert dtype and/or device (recorded for floating inputs)."""
+def to_copy(input, dtype=None, device=None, copy=False, memory_format=None):
+    """Convert dtype and/or device (recorded for floating inputs); `memory_format`: a format's name to lay
+    the copy out in (laid_out)."""
     dt = None if dtype is None else (get_dtype(dtype).np if not isinstance(dtype, np.dtype) else dtype)
     dev = None
     if device is not None:
@@ -58,13 +84,13 @@ def to_copy(input, dtype=None, device=None, copy=False):
             module_for(dev)  # a clear error now if CUDA was asked for and is missing
     if dt is not None and dt == input.array.dtype:
         dt = None
-    if dt is None and dev is None and not copy:
+    if dt is None and dev is None and not copy and memory_format is None:
         return input
     if dt is not None and dt.kind not in "cb" and input.array.dtype.kind == "c":
         warn_complex_to_real()
     if dt is not None and dt.kind not in "fc":  # integer and bool results leave the graph
-        return array_op(lambda a: _convert(a, dt, dev), input)
-    return ToCopy.apply(input, dt, dev)
+        return array_op(lambda a: _convert(a, dt, dev, memory_format), input)
+    return ToCopy.apply(input, dt, dev, memory_format)
 
 
 def warn_complex_to_real():

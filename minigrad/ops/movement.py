@@ -16,7 +16,7 @@ from .array_op import array_op
 from ._util import (broadcast_shapes, descending_key, normalize_dim, sizes_or_keyword, sum_to, too_many_positional,
                     type_name)
 from .indexing import index_select
-from .shape import _records_nothing, _shape_arg, clone, expand, unsqueeze, view
+from .shape import Clone, _records_nothing, _shape_arg, expand, unsqueeze, view
 
 
 def _strided(xp, x, shape, strides):
@@ -245,7 +245,7 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
 
         shape = input.array.shape
         copies = expand(unsqueeze(input, d + 1), *shape[:d + 1], repeats, *shape[d + 1:])
-        return view(clone(copies), *shape[:d], n * repeats, *shape[d + 1:])
+        return view(Clone.apply(copies, None), *shape[:d], n * repeats, *shape[d + 1:])
     idx = xp.repeat(xp.arange(n, dtype=np.int64), r)
     return index_select(input, d, Tensor._wrap(idx))
 

@@ -18,8 +18,10 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
-from ..tensor import Tensor, dtype_argument, int_argument, invalid_arguments, is_dtype_argument, size_type_error
+from ..tensor import (Tensor, channels_last_contiguous, dtype_argument, int_argument, invalid_arguments,
+                      is_dtype_argument, memory_format_argument, size_type_error)
 from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array, type_name
+from .conversion import laid_out
 from .out import out_call
 
 
@@ -567,26 +569,30 @@ class Clone(Function):
     node_name = "CloneBackward0"
 
     @staticmethod
-    def forward(ctx, a):
-        return a.array.copy()
+    def forward(ctx, a, fmt=None):
+        return laid_out(a.array, fmt)
 
     @staticmethod
     def backward(ctx, g):  # identity
-        return g
+        return g, None
 
     @staticmethod
-    def array_step(needs, a):
-        return (lambda x: (x.copy(), None)), (lambda saved, g: (g,))
+    def array_step(needs, a, fmt=None):
+        return (lambda x: (laid_out(x, fmt), None)), (lambda saved, g: (g,))
 
 
 def clone(input, *, memory_format=None):
-    """A copy with its own memory (recorded: gradients flow back to `input`); memory_format is accepted
-    and changes nothing (arrays here are row-major)."""
-    return Clone.apply(input)
+    """A copy with its own memory (recorded: gradients flow back to `input`), laid out as `memory_format`
+    says (by default preserve_format: a dense tensor's strides kept)."""
+    fmt = memory_format_argument(input, "clone", memory_format) or memory_format
+    return Clone.apply(input, "preserve_format" if fmt is None else fmt.name)
 
 
 def contiguous(input, memory_format=None):
-    """`input` itself when already C-contiguous, else a contiguous copy."""
+    """`input` itself when already contiguous in the memory format (row-major by default), else a copy that is."""
+    fmt = memory_format_argument(input, "contiguous", memory_format)
+    if fmt is not None:
+        return input if channels_last_contiguous(input, fmt) else Clone.apply(input, fmt.name)
     if input.array.flags.c_contiguous:
         return input
     return Clone.apply(input)

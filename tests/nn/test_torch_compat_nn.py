@@ -439,6 +439,9 @@ def test_a_deep_copy_of_a_scheduled_optimizer_steps_its_own_parameters():
     nn.optim.lr_scheduler.StepLR(opt, 2)
     model(minigrad.ones(1, 2)).sum().backward()
     twin = copy.deepcopy(opt)
+    for q in (q for g in twin.param_groups for q in g["params"]):
+        assert q.grad is None  # (a Parameter's deepcopy leaves its gradient behind, as PyTorch's)
+        q.grad = minigrad.ones_like(q)
     before = [p.array.copy() for p in model.parameters()]
     twin.step()
     assert all(np.array_equal(a, p.array) for a, p in zip(before, model.parameters()))
