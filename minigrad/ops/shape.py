@@ -584,6 +584,8 @@ class Clone(Function):
 def clone(input, *, memory_format=None):
     """A copy with its own memory (recorded: gradients flow back to `input`), laid out as `memory_format`
     says (by default preserve_format: a dense tensor's strides kept)."""
+    if memory_format is None:  # (the usual call)
+        return Clone.apply(input, "preserve_format")
     fmt = memory_format_argument(input, "clone", memory_format) or memory_format
     return Clone.apply(input, "preserve_format" if fmt is None else fmt.name)
 
