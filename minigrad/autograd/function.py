@@ -178,7 +178,6 @@ class SavedTensor:
     __slots__ = (
         "tensor", "packed", "unpack_hook", "version", "counter", "is_output", "_shape", "_dtype", "edge",
     )
-    view_result = False
 
     def __init__(self, t, is_output=False):
         if grad_mode.inference_tensors_made and getattr(t, "_inference", False):  # (written in place with no version kept)
@@ -232,10 +231,9 @@ class SavedTensor:
         # As PyTorch 2.13's: a saved output names its own node; a saved input names the node that
         # produces it now (after an in-place op, the in-place op's node); a leaf names none. The node's
         # name loses its "Backward" and a 0 ("output 0 of Mul", "of T1"); the hint depends on anomaly mode.
-        output = self.is_output or self.view_result
-        fn = node if output else getattr(self.tensor, "grad_fn", None)
+        fn = node if self.is_output else getattr(self.tensor, "grad_fn", None)
         if fn is not None:
-            nr = 0 if output else self.tensor._output_nr
+            nr = 0 if self.is_output else self.tensor._output_nr
             where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', fn.name())},"
         else:
             where = ""
@@ -259,12 +257,23 @@ class SavedTensor:
 
 
 class SavedViewResult(SavedTensor):
-    """The saved result of an in-place op on a view whose node CopySlices holds: the view itself, its history its
-    region of CopySlices when unpacked (not the op's node: a double backward reaches the op through CopySlices
-    alone), as PyTorch's; its version error names the op, as any saved output's."""
+    """The saved result of an in-place op on a view whose node CopySlices holds: saved as an output (its version
+    error names the op), unpacked with the view's history, its region of CopySlices (a double backward reaches
+    the op through CopySlices alone). That history is held weakly, as PyTorch's: the view's node leads back to
+    CopySlices, which holds this, and a strong reference would make a cycle that only the garbage collector frees.
+    Once the view's node is gone, the op's own node stands in, as in PyTorch."""
 
-    __slots__ = ()
-    view_result = True
+    __slots__ = ("view_fn",)
+
+    def __init__(self, view):
+        super().__init__(view, is_output=True)
+        self.view_fn = weakref.ref(view.grad_fn)
+
+    def unpack(self, node):
+        fn = self.view_fn()
+        if fn is not None and self.counter is not None and self.counter[0] == self.version:  # (errors name the op)
+            node = fn
+        return super().unpack(node)
 
 
 _new_saved = object.__new__
@@ -455,7 +464,7 @@ class BackwardNode(Node, FunctionCtx):
         place) goes through unpack, which raises its error or unpacks the hook's value."""
         s = self._saved[-1]  # (wrap_outputs saves the output after whatever forward saved: last)
         a = s.tensor
-        if a is None or s.counter[0] != s.version or not s.is_output:  # (not: an in-place op's on a view keeps the view)
+        if a is None or s.counter[0] != s.version:
             return s.unpack(self).array
         return a
 

@@ -359,6 +359,8 @@ class CopySlices(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if ctx.fn is None:  # (released by an earlier backward)
+            raise RuntimeError(_function.FREED_MESSAGE)
         grads = ctx.fn.apply(_slice_of(g, ctx.place))
         ga = None
         if ctx.needs_input_grad[0]:
@@ -367,6 +369,16 @@ class CopySlices(Function):
                 old = Tensor._wrap(array_module(g.array).zeros(_slice_of(g, ctx.place).shape, dtype=g.array.dtype))
             ga = _put_into(g, old, ctx.place)
         return (ga, *grads[1:])
+
+
+def _release_fn(node):
+    """CopySlices' release after a backward without retain_graph, as PyTorch's: it lets go of the op's node (whose
+    saved tensors go with it, unless a saved view's history still holds it) and refuses a second backward."""
+    node.fn = node._saved = None
+    node._freed = True
+
+
+CopySlices._backward_cls.release_saved = _release_fn
 
 
 def _fold(node, fn):
