@@ -35,14 +35,18 @@ def test_adam_foreach_step_counts_after_a_parameter_stepped_alone(name):
 @pytest.mark.parametrize("name,values", [("erfinv", [0.8057, -0.8057, 0.3, 0.99]),
                                          ("sinc", [4.117, 5.82, -4.117, 0.3, 2.5])])
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
-def test_half_erfinv_and_sinc_same_bits_as_pytorchs(name, values, dtype):
+def test_half_erfinv_and_sinc_rounded_through_float32_as_pytorchs(name, values, dtype):
     # PyTorch computes half in float32 and rounds that (erfinv(0.8057) in float32 lies on a float16 midpoint,
-    # rounded to even); its sinc's sin is the C library's float32 sin, where numpy's float32 sin is an ulp off
+    # rounded to even), where rounding float64 once gives the other neighbour. Its float32 kernels' last bit is
+    # its build's and CPU's (libm's sinf, FMA contraction): within an ulp, not the same bits everywhere.
     a = np.array(values, dtype=dtype)
     ours = getattr(minigrad, name)(minigrad.tensor(a)).numpy()
     theirs = getattr(torch, name)(torch.tensor(a)).numpy()
     assert ours.dtype == theirs.dtype
-    np.testing.assert_array_equal(ours.view(f"u{a.itemsize}"), theirs.view(f"u{a.itemsize}"))
+    assert np.all(np.abs(ours.astype(np.float64) - theirs) <= np.spacing(np.abs(theirs)))
+    if dtype == "float16":
+        in_float32 = getattr(minigrad, name)(minigrad.tensor(a.astype(np.float32))).numpy()
+        np.testing.assert_array_equal(ours.view(np.uint16), in_float32.astype(np.float16).view(np.uint16))
 
 
 def test_fuzz_seed_is_the_seed_unset_and_another_when_set(monkeypatch):
