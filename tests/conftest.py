@@ -18,6 +18,19 @@ except (ImportError, AttributeError):  # (another hypothesis: its draws as they 
     pass
 
 
+@pytest.fixture(autouse=True)
+def _warnings_once_a_process_as_in_a_fresh_one():
+    """minigrad's once-a-process warnings (PyTorch's TORCH_WARN_ONCE: minigrad/_warn_once.py) start unsaid in
+    each test, as in a fresh process: whether a test sees one must not depend on the tests its worker ran first."""
+    from minigrad import _warn_once
+
+    said = set(_warn_once._said_once)
+    _warn_once._said_once.clear()
+    yield
+    _warn_once._said_once.clear()
+    _warn_once._said_once.update(said)
+
+
 @pytest.fixture
 def torch():
     """PyTorch, the reference implementation; tests using it skip when it is not installed."""

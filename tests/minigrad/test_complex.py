@@ -80,9 +80,14 @@ def test_dtype_flags():
 
 
 def test_float_of_complex_warns_and_keeps_the_real_part():
-    with warnings.catch_warnings(record=True) as got:
-        warnings.simplefilter("always")
-        m = mg.tensor([1 + 2j, 3 - 1j]).float()
+    ours_always = mg.is_warn_always_enabled()
+    mg.set_warn_always(True)  # (said once a process, as PyTorch's: another test may have had it first)
+    try:
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            m = mg.tensor([1 + 2j, 3 - 1j]).float()
+    finally:
+        mg.set_warn_always(ours_always)
     always = torch.is_warn_always_enabled()
     torch.set_warn_always(True)  # (PyTorch warns this once per process: another test may have had it first)
     try:

@@ -1,6 +1,7 @@
 """nn.functional: gradcheck (float64) of every op, agreement with PyTorch (float32 and float64),
 node names, dtype preservation, errors, and the fused ops against their composite definitions."""
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -17,6 +18,13 @@ from minigrad.ops.special_array import erf
 
 F64 = minigrad.float64
 RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _own_draws(request):
+    """Each test's data from its own stream (its id's), not from whichever tests ran before it in this worker."""
+    global RNG
+    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 def rand(*shape, dtype=np.float64, grad=True, scale=1.0):
@@ -53,8 +61,8 @@ def T(torch, t, grad=None):
 def close(a, b, dtype):
     a = a.array if isinstance(a, minigrad.Tensor) else a
     b = b.detach().numpy() if hasattr(b, "detach") else b
-    if dtype == np.float32:
-        np.testing.assert_allclose(a, b, atol=1e-5, rtol=1e-4)
+    if dtype == np.float32:  # (a float32 sum's error scales with its terms: the largest result stands for them)
+        np.testing.assert_allclose(a, b, atol=1e-5 * max(1.0, float(np.abs(b).max(initial=0.0))), rtol=1e-4)
     else:
         np.testing.assert_allclose(a, b, atol=1e-10, rtol=1e-9)
 
