@@ -2438,15 +2438,20 @@ def unravel_index(indices, shape):
 
 
 # ---- PyTorch's *_copy ops: a view op, then the view's values copied into a tensor of their own ----------
+def _copy(view):
+    """A view's values in a row-major tensor of their own (PyTorch's *_copy results are contiguous)."""
+    return shape_ops.Clone.apply(view, "contiguous_format")
+
+
 def slice_copy(input, dim=0, start=None, end=None, step=1):
     d = normalize_dim(dim, input.array.ndim)
-    return shape_ops.clone(input[(slice(None),) * d + (slice(start, end, step),)])
+    return _copy(input[(slice(None),) * d + (slice(start, end, step),)])
 
 
 def _copied(view, name):
     def op(input, *args, **kwargs):
         out = view(input, *args, **kwargs)
-        return tuple(shape_ops.clone(t) for t in out) if isinstance(out, (tuple, list)) else shape_ops.clone(out)
+        return tuple(_copy(t) for t in out) if isinstance(out, (tuple, list)) else _copy(out)
 
     op.__name__ = op.__qualname__ = name
     return op
