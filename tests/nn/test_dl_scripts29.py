@@ -183,7 +183,8 @@ def pca_whiten(torch, init):
         opt.step()
         losses.append(loss.item())
     proj = torch.linalg.matrix_norm(evecs[:, :2].T @ torch.linalg.qr(enc.weight.T).Q)
-    return dict(init=init, evals=evals, evecs=evecs, S2=S ** 2 / (x.shape[0] - 1), V=V, explained=explained, z=z,
+    stats = [torch.cov(x.T), torch.corrcoef(torch.cat([x, 2 * x[:, :1]], 1).T), torch.cov(x.T, correction=0)]
+    return dict(init=init, stats=stats, evals=evals, evecs=evecs, S2=S ** 2 / (x.shape[0] - 1), V=V, explained=explained, z=z,
                 white=white, zca=zca, wcov=wcov, losses=losses, proj=proj, grads=grads(enc))
 
 
@@ -531,8 +532,17 @@ def sparse_cg(torch, init):
         opt.step()
         losses.append(loss.item())
     facts = [A.is_sparse, A._nnz(), A.is_coalesced(), list(A.indices().shape)]
+    # the same solve with vectors: torch.mv of the sparse matrix and of its transpose, a fixed number of steps
+    xv = torch.zeros(n, dtype=torch.float64)
+    r = torch.mv(At, b.squeeze(1)) - lam * xv - torch.mv(At, torch.mv(A, xv))
+    p = r.clone()
+    for _ in range(3):
+        Ap = At.mv(A.mv(p)) + lam * p
+        alpha = (r @ r) / (p @ Ap)
+        xv, r_new = xv + alpha * p, r - alpha * Ap
+        p, r = r_new + (r_new @ r_new) / (r @ r) * p, r_new
     return dict(init=None, x=x, direct=direct, residuals=residuals, losses=losses, w=w, facts=facts,
-                values=A.values())
+                values=A.values(), xv=xv)
 
 
 def test_sparse_least_squares_conjugate_gradient(torch):
