@@ -547,3 +547,144 @@ def sparse_cg(torch, init):
 
 def test_sparse_least_squares_conjugate_gradient(torch):
     both(torch, sparse_cg)
+
+
+# ---- a continuous normalizing flow: RK4 over (z, log p) with the exact trace of jacrev, vmapped over the batch ---
+def cnf_rk4(torch, init):
+    nn = torch.nn
+    functional_call, jacrev, vmap = torch.func.functional_call, torch.func.jacrev, torch.func.vmap
+
+    class Field(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2))
+
+        def forward(self, z, t):
+            return self.net(torch.cat([z, t.expand(*z.shape[:-1], 1)], -1))
+
+    field = Field()
+    init = start(field, init)
+    params = dict(field.named_parameters())
+
+    def one(p, z, t):  # a single point's velocity, for jacrev
+        return functional_call(field, p, (z, t))
+
+    def dynamics(z, t, p):
+        v = field(z, t)
+        jac = vmap(jacrev(one, argnums=1), in_dims=(None, 0, None))(p, z, t)
+        return v, -torch.diagonal(jac, dim1=-2, dim2=-1).sum(-1)
+
+    def integrate(z, steps=2):
+        logdet = torch.zeros(z.shape[0], dtype=z.dtype)
+        h = 1.0 / steps
+        for i in range(steps):
+            t = torch.tensor([i * h], dtype=z.dtype)
+            k1, l1 = dynamics(z, t, params)
+            k2, l2 = dynamics(z + h / 2 * k1, t + h / 2, params)
+            k3, l3 = dynamics(z + h / 2 * k2, t + h / 2, params)
+            k4, l4 = dynamics(z + h * k3, t + h, params)
+            z = z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            logdet = logdet + h / 6 * (l1 + 2 * l2 + 2 * l3 + l4)
+        return z, logdet
+
+    rng = np.random.default_rng(13)
+    x = torch.tensor(np.stack([rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4) ** 2], 1))
+    base = torch.distributions.Normal(0.0, 1.0)
+    opt = torch.optim.Adam(field.parameters(), lr=0.02)
+    losses = []
+    for _ in range(2):
+        z, dlog = integrate(x)
+        # the flow runs data to noise: log p(x) = log N(z) - (integral of the divergence)
+        loss = -(base.log_prob(z).sum(1) - dlog).mean()
+        # a kinetic-energy and Jacobian-norm regulariser at the data points
+        jac = vmap(jacrev(one, argnums=1), in_dims=(None, 0, None))(params, x, torch.zeros(1, dtype=x.dtype))
+        loss = loss + 0.01 * jac.pow(2).sum((1, 2)).mean() + 0.01 * field(x, torch.zeros(1, dtype=x.dtype)).pow(2).sum(1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        z, dlog = integrate(x)
+    return dict(init=init, losses=losses, z=z, dlog=dlog, grads=grads(field), params=list(field.parameters()))
+
+
+def test_continuous_flow_rk4_exact_trace_by_vmapped_jacrev(torch):
+    both(torch, cnf_rk4)
+
+
+# ---- Monte-Carlo with given samples: importance sampling from a Student-t, control variates, score vs pathwise ----
+def monte_carlo(torch, init):
+    D = torch.distributions
+    rng = np.random.default_rng(14)
+    n = 200
+    u = torch.tensor(rng.standard_t(4, n))
+    target, proposal = D.Normal(torch.tensor(0.5, dtype=torch.float64), 0.8), D.StudentT(4.0, torch.tensor(0.0, dtype=torch.float64), 1.2)
+    x = 1.2 * u
+    log_w = target.log_prob(x) - proposal.log_prob(x)
+    w = torch.softmax(log_w, 0)
+    f = torch.sin(x) + x ** 2
+    is_est = (w * f).sum()
+    ess = 1 / (w ** 2).sum()
+    raw = (log_w.exp() * f).mean()
+    # control variate: E[x] under the target is known
+    cv = log_w.exp() * x
+    beta = torch.cov(torch.stack([log_w.exp() * f, cv]))[0, 1] / cv.var()
+    cv_est = raw - beta * (cv.mean() - 0.5)
+    # gradients of E_{N(mu, sigma)}[g(x)] by the pathwise and by the score-function estimator, the same noise
+    mu = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    log_sigma = torch.tensor(-0.2, dtype=torch.float64, requires_grad=True)
+    eps = torch.tensor(rng.standard_normal(n))
+    q = D.Normal(mu, log_sigma.exp())
+    xs = q.loc + q.scale * eps
+    pathwise = torch.autograd.grad((xs ** 2 + torch.cos(3 * xs)).mean(), (mu, log_sigma))
+    q = D.Normal(mu, log_sigma.exp())  # (the first graph was freed by the pathwise grad)
+    xd = xs.detach()
+    g = xd ** 2 + torch.cos(3 * xd)
+    surrogate = ((g - g.mean()) * q.log_prob(xd)).mean()
+    score = torch.autograd.grad(surrogate, (mu, log_sigma))
+    # antithetic pairs and a quasi-grid by hand for a 1-d integral
+    anti = 0.5 * (torch.exp(0.3 * eps) + torch.exp(-0.3 * eps)).mean()
+    grid = (torch.arange(64, dtype=torch.float64) + 0.5) / 64
+    qmc = torch.exp(torch.special.ndtri(grid) * 0.3).mean()
+    return dict(init=None, is_est=is_est, ess=ess, raw=raw, beta=beta, cv_est=cv_est, pathwise=list(pathwise),
+                score=list(score), anti=anti, qmc=qmc, w=w)
+
+
+def test_monte_carlo_importance_control_variates_score_pathwise(torch):
+    both(torch, monte_carlo)
+
+
+# ---- logistic regression by Newton / IRLS with the deprecated torch.cholesky, then a Laplace approximation -------
+def irls_laplace(torch, init):
+    import warnings
+
+    D = torch.distributions
+    xb, yb = blobs(12, [(-0.8, 0.3), (0.9, -0.4)], 15, scale=0.9)
+    X = torch.cat([torch.ones(24, 1, dtype=torch.float64), torch.tensor(xb)], 1)
+    y = torch.tensor(yb).double()
+    w = torch.zeros(3, dtype=torch.float64)
+    prior_prec = 0.5
+    nll = []
+    for _ in range(5):
+        p = torch.sigmoid(X @ w)
+        grad = X.T @ (p - y) + prior_prec * w
+        H = X.T @ (X * (p * (1 - p))[:, None]) + prior_prec * torch.eye(3, dtype=torch.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.cholesky is deprecated (its warning is PyTorch's, tested elsewhere)
+            L = torch.cholesky(H)
+        w = w - torch.cholesky_solve(grad[:, None], L)[:, 0]
+        nll.append(torch.nn.functional.binary_cross_entropy_with_logits(X @ w, y, reduction="sum").item())
+    cov = torch.cholesky_inverse(L)
+    post = D.MultivariateNormal(w, scale_tril=torch.linalg.cholesky(cov))
+    xt = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, -1.0]], dtype=torch.float64)
+    mean_logit = xt @ w
+    var_logit = (xt @ cov * xt).sum(1)
+    probit = torch.sigmoid(mean_logit / torch.sqrt(1 + math.pi * var_logit / 8))
+    evidence = (-torch.nn.functional.binary_cross_entropy_with_logits(X @ w, y, reduction="sum")
+                + D.Normal(torch.tensor(0.0, dtype=torch.float64), prior_prec ** -0.5).log_prob(w).sum() + 1.5 * math.log(2 * math.pi)
+                - torch.log(torch.diagonal(L)).sum())
+    return dict(init=None, nll=nll, w=w, cov=cov, entropy=post.entropy(), probit=probit, evidence=evidence)
+
+
+def test_irls_newton_deprecated_cholesky_laplace(torch):
+    both(torch, irls_laplace)
