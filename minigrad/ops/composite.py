@@ -207,6 +207,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec): input a vector of mat's rows (or one value), as PyTorch checks it."""
+    for t in (mat, vec):
+        if getattr(t, "is_sparse", False):  # PyTorch has no sparse addmv: the sparse tensor's stub raises its text
+            return t.addmv(input, mat, vec)
     if all(isinstance(t, Tensor) for t in (input, mat, vec)):
         if not (mat.ndim == 2 and vec.ndim == 1 and input.ndim <= 1):
             raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")

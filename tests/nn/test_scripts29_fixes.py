@@ -101,3 +101,20 @@ def test_dense_gradient_of_a_sparse_leaf_through_mm_as_pytorch():
         lib.mm(A, lib.tensor([[1.0], [2.0]])).sum().backward()
         seen.append((str(A.grad.layout).split(".")[-1], A.grad.to_dense().tolist()))
     assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("sparse_mat", [True, False])
+def test_addmv_refuses_a_sparse_operand_as_pytorch(sparse_mat):  # (torch.mv takes a sparse matrix; addmv does not)
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (torch, minigrad):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            A = _sparse(lib)
+            v = lib.sparse_coo_tensor(lib.tensor([[1]]), lib.tensor([2.0]), (2,))
+        mat, vec = (A, lib.ones(2)) if sparse_mat else (lib.ones(2, 2), v)
+        with pytest.raises(NotImplementedError) as e:
+            lib.addmv(lib.zeros(2), mat, vec)
+        seen.append(str(e.value))
+    assert seen[1].startswith("Could not run 'aten::addmv' with arguments from the 'SparseCPU' backend.")
+    assert seen[0].startswith(seen[1])  # (PyTorch's goes on to list its dispatch keys)
