@@ -313,6 +313,16 @@ class SparseTensor:
 
     __matmul__ = matmul
 
+    def mv(self, vec):
+        if not isinstance(vec, Tensor):
+            raise TypeError(f"mv(): argument 'vec' (position 2) must be Tensor, not {type(vec).__name__}")
+        if self.dim() != 2 or vec.dim() != 1:
+            raise RuntimeError(f"mv: two tensor dim should be 2 and 1, but got SparseTensor Dim: {self.dim()}"
+                               f"Tensor Dim: {vec.dim()}")
+        if self.shape[1] != vec.shape[0]:
+            raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
+        return _mm(self, vec, SparseMv)
+
     def __rmatmul__(self, other):
         if isinstance(other, Tensor) and other.dim() == 1:  # (matmul's vector: a row, then squeezed)
             return _dense_mm(other.unsqueeze(0), self).squeeze_(0)

@@ -207,6 +207,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec): input a vector of mat's rows (or one value), as PyTorch checks it."""
+    for t in (mat, vec):
+        if getattr(t, "is_sparse", False):  # PyTorch has no sparse addmv: the sparse tensor's stub raises its text
+            return t.addmv(input, mat, vec)
     if all(isinstance(t, Tensor) for t in (input, mat, vec)):
         if not (mat.ndim == 2 and vec.ndim == 1 and input.ndim <= 1):
             raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
@@ -307,6 +310,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 def mv(input, vec):
+    if getattr(input, "is_sparse", False):  # a sparse COO matrix (minigrad/sparse.py) makes its own product
+        return input.mv(vec)
     if input.array.ndim != 2 or vec.array.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.array.ndim}, {input.array.ndim}, {vec.array.ndim}")
     return matmul.matmul(input, vec)
@@ -1515,6 +1520,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     w = fweights if aweights is None else aweights if fweights is None else fweights * aweights
     if w is None:
         centered = x - reduction.mean(x, 1, keepdim=True)
+        if n - correction <= 0:
+            _warn_cov_degrees_of_freedom()
         c = matmul.matmul(centered, shape_ops.transpose(centered, 0, 1)) / builtins.max(n - correction, 0)
     else:
         w = w.to(x.dtype) if x.array.dtype.kind == "f" else w.double()
@@ -1526,8 +1533,15 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             norm = total - correction
         else:
             norm = total - correction * reduction.sum(w * aweights) / total
+        if float(norm) <= 0:
+            _warn_cov_degrees_of_freedom()
         c = matmul.matmul(centered * w, shape_ops.transpose(centered, 0, 1)) / elementwise.clamp(norm, min=0)
-    return shape_ops.reshape(c, ()) if x.array.shape[0] == 1 else c
+    return shape_ops.squeeze(c)  # (PyTorch's last node, SqueezeBackward0; one variable gives a scalar)
+
+
+def _warn_cov_degrees_of_freedom():
+    warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                  "observations.", UserWarning, stacklevel=3)
 
 
 def _check_cov_weights(name, w, n, kinds, kind_name):
@@ -1557,7 +1571,8 @@ def corrcoef(input):
     if c.array.ndim == 0:
         return c / c
     d = elementwise.sqrt(movement.diagonal(c))
-    return c / shape_ops.unsqueeze(d, 1) / shape_ops.unsqueeze(d, 0)
+    c = c / shape_ops.unsqueeze(d, 1) / shape_ops.unsqueeze(d, 0)
+    return elementwise.clamp(c, -1, 1)  # rounding can put a correlation just past +-1
 
 
 _CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
