@@ -1,4 +1,5 @@
-"""own_rng: a module's tests that draw from its RNG draw the same data whichever tests ran before them."""
+"""A test's data is its own: the same whichever tests ran before it (own_rng for a module's shared RNG; no draws
+from numpy's global generator)."""
 import zlib
 
 import numpy as np
@@ -6,6 +7,7 @@ import pytest
 
 import test_functional
 import test_grid_sample
+import test_torch_compat_nn
 
 RNG = np.random.default_rng(0)
 pytestmark = pytest.mark.usefixtures("own_rng")
@@ -27,3 +29,16 @@ def test_the_next_tests_draws_are_its_own(request):
 def test_modules_drawing_from_one_rng_restart_it_per_test(module):
     marks = module.pytestmark if isinstance(module.pytestmark, list) else [module.pytestmark]
     assert any(m.name == "usefixtures" and "own_rng" in m.args for m in marks)
+
+
+def _global_draw(*a, **k):
+    raise AssertionError("drew from numpy's global generator: its state is what the tests before left")
+
+
+@pytest.mark.parametrize("test", [test_torch_compat_nn.test_mse_loss_broadcast_value_and_module,
+                                  test_torch_compat_nn.test_kl_div_with_the_deprecated_args])
+def test_value_comparisons_draw_from_their_own_generator(monkeypatch, test):
+    pytest.importorskip("torch")
+    for name in ("rand", "randn", "random", "standard_normal"):
+        monkeypatch.setattr(np.random, name, _global_draw)
+    test()
