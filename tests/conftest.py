@@ -1,6 +1,8 @@
 """Shared test fixtures: the PyTorch reference (skipped cleanly when absent) and ../shared data."""
+import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from minigrad import cuda_is_available
@@ -35,6 +37,14 @@ def _warnings_once_a_process_as_in_a_fresh_one():
 def torch():
     """PyTorch, the reference implementation; tests using it skip when it is not installed."""
     return pytest.importorskip("torch")
+
+
+@pytest.fixture
+def own_rng(request):
+    """The test module's RNG restarted from the test's id, for a module whose tests draw from one module-level
+    generator (`pytestmark = pytest.mark.usefixtures("own_rng")`): each test's data is then its own, not the
+    draws the tests run before it (pytest-xdist's scheduling, -k, a shuffle) left."""
+    request.module.RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 @pytest.fixture

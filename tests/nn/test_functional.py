@@ -18,6 +18,7 @@ from minigrad.ops.special_array import erf
 
 F64 = minigrad.float64
 RNG = np.random.default_rng(0)
+pytestmark = pytest.mark.usefixtures("own_rng")
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,7 @@ import nn
 import nn.functional as F
 
 RNG = np.random.default_rng(11)
+pytestmark = pytest.mark.usefixtures("own_rng")
 TOL = dict(rtol=1e-12, atol=1e-12)
 
 
