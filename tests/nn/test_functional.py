@@ -1,7 +1,6 @@
 """nn.functional: gradcheck (float64) of every op, agreement with PyTorch (float32 and float64),
 node names, dtype preservation, errors, and the fused ops against their composite definitions."""
 import math
-import zlib
 
 import numpy as np
 import pytest
@@ -19,13 +18,6 @@ from minigrad.ops.special_array import erf
 F64 = minigrad.float64
 RNG = np.random.default_rng(0)
 pytestmark = pytest.mark.usefixtures("own_rng")
-
-
-@pytest.fixture(autouse=True)
-def _own_draws(request):
-    """Each test's data from its own stream (its id's), not from whichever tests ran before it in this worker."""
-    global RNG
-    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 def rand(*shape, dtype=np.float64, grad=True, scale=1.0):
