@@ -99,3 +99,30 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_answered_as_pytorch(name):
     assert_answered_as_pytorch(CASES[name], None, False)
+
+
+# --- layers built on shared bases: Python's argument errors name the class PyTorch's do
+LAYERS = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "BatchNorm1d",
+          "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyInstanceNorm2d", "Dropout", "Dropout2d",
+          "AlphaDropout", "MaxPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool2d",
+          "MaxUnpool2d", "LPPool2d", "ReflectionPad2d", "ReplicationPad1d", "CircularPad3d", "ConstantPad2d",
+          "ZeroPad2d", "Tanh", "Softmax2d", "Hardshrink", "Softshrink", "ELU", "LeakyReLU", "MarginRankingLoss",
+          "CosineEmbeddingLoss", "HingeEmbeddingLoss"]
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_unknown_keyword_names_the_layer_as_pytorch(layer):
+    assert_answered_as_pytorch(lambda L: getattr(L.nn, layer)(bad_keyword=1), None, False)
+
+
+def test_repeated_keyword_is_pythons_text():
+    assert_answered_as_pytorch(lambda L: L.nn.ELU(1.0, alpha=2.0), None, False)
+
+
+def test_conv_still_builds_and_subclasses_still_chain():
+    class Mine(mg.nn.Conv2d):
+        def __init__(self):
+            super().__init__(1, 2, 3, padding=1)
+
+    assert tuple(Mine().weight.shape) == (2, 1, 3, 3)
+    assert tuple(mg.nn.Conv2d(1, 2, 3)(mg.ones(1, 1, 5, 5)).shape) == (1, 2, 3, 3)

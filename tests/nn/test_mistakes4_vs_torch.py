@@ -536,7 +536,6 @@ KEPT = {
     "clone_positional": _ARITY, "detach_argument": _ARITY, "item_argument": _ARITY, "transpose_three": _ARITY,
     "unsqueeze_no_dim": _ARITY,
     "autocast_cpu_float16": "minigrad's autocast is accepted and does nothing (docs/api.md): ops keep their dtypes",
-    "conv_unknown_keyword": "Conv2d's __init__ is _ConvNd's in minigrad: Python names the class defining it",
     "cuda_float_tensor": "minigrad.cuda has no legacy tensor types (FloatTensor and kin) yet",
     "module_to_bad_type": "PyTorch's Module.to(3.5) passes silently; minigrad refuses it with to()'s overloads",
     "narrow_float": "narrow's parser text (its two overloads, the bad argument marked) is not yet produced",
