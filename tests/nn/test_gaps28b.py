@@ -126,3 +126,26 @@ def test_conv_still_builds_and_subclasses_still_chain():
 
     assert tuple(Mine().weight.shape) == (2, 1, 3, 3)
     assert tuple(mg.nn.Conv2d(1, 2, 3)(mg.ones(1, 1, 5, 5)).shape) == (1, 2, 3, 3)
+
+
+# --- a bad operand of a binary operator: Python's text, as PyTorch's operators return NotImplemented
+OPERANDS = {
+    "add_list": lambda L: L.ones(2) + [1.0, 2.0],
+    "add_none": lambda L: L.ones(2) + None,
+    "radd_none": lambda L: None + L.ones(2),
+    "sub_none": lambda L: L.ones(2) - None,
+    "rsub_list": lambda L: [1.0] - L.ones(2),
+    "mul_none": lambda L: L.ones(2) * None,
+    "mul_str": lambda L: L.ones(2) * "a",
+    "rmul_list": lambda L: [1.0, 2.0] * L.ones(2),
+    "div_none": lambda L: L.ones(2) / None,
+    "rdiv_none": lambda L: None / L.ones(2),
+    "matmul_list": lambda L: L.ones(2, 2) @ [[1.0, 2.0], [3.0, 4.0]],
+    "rmatmul_list": lambda L: [1.0, 2.0] @ L.ones(2, 2),
+    "add_number_ok": lambda L: (L.ones(2) + 1).tolist(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPERANDS))
+def test_operator_operand_answered_as_pytorch(name):
+    assert_answered_as_pytorch(OPERANDS[name], None, False)
