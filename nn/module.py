@@ -6,6 +6,7 @@ mask) and `_modules` (sub-modules). Everything else (walking the tree, moving it
 devices and dtypes, state dicts, repr) is built on walking those tables.
 """
 import itertools
+import types
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
@@ -135,6 +136,18 @@ class _Members(OrderedDict):
 
     def __reduce__(self):  # a copy or a pickle is a plain table: Module.__setstate__ ties it to its new owner
         return OrderedDict, (list(self.items()),)
+
+
+def init_named(*classes, owner=None):
+    """Python's argument errors name the class that defines the __init__ (`_ConvNd.__init__() got an unexpected
+    keyword argument`); each of `classes` gets its inherited __init__ as its own, named for the class whose
+    __init__ PyTorch's layer runs (the class itself, or `owner`), so the errors read as PyTorch's."""
+    for cls in classes:
+        f = cls.__init__
+        own = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+        own.__kwdefaults__, own.__doc__ = f.__kwdefaults__, f.__doc__
+        own.__qualname__ = f"{owner or cls.__name__}.__init__"
+        cls.__init__ = own
 
 
 class Module:

@@ -80,6 +80,7 @@ from .scatter import index_add_ as _index_add_, index_reduce_ as _index_reduce_,
 from .scatter import make_inplace as _make_inplace
 from .scatter import index_put_read as _index_put_read, index_read as _index_read, tensors_read as _tensors_read
 from ._util import method_form as _method_form
+from ._util import operator_form as _op
 from ._util import type_name as _type_name
 from ..tensor import Tensor as _Tensor, int_argument
 from .scatter import make_view_inplace as _make_view_inplace
@@ -345,9 +346,11 @@ def _bind_methods(Tensor):
         exponential_=inplace.exponential_, geometric_=inplace.geometric_, cauchy_=inplace.cauchy_,
         log_normal_=inplace.log_normal_, random_=inplace.random_, fill_diagonal_=inplace.fill_diagonal_,
         __getitem__=indexing.getitem, __setitem__=inplace.setitem,
-        __add__=add, __radd__=add, __sub__=sub, __rsub__=_E.rsub, __mul__=mul, __rmul__=mul,
-        __truediv__=div, __rtruediv__=_E.rdiv, __pow__=pow, __rpow__=lambda self, other: pow(other, self),
-        __matmul__=matmul, __rmatmul__=lambda self, other: matmul(other, self), __neg__=neg, __abs__=abs,
+        __add__=_op(add, "+"), __radd__=_op(add, "+", True), __sub__=_op(sub, "-"), __rsub__=_op(_E.rsub, "-", True),
+        __mul__=_op(mul, "*"), __rmul__=_op(mul, "*", True), __truediv__=_op(div, "/"),
+        __rtruediv__=_op(_E.rdiv, "/", True), __pow__=_op(pow, "**"),
+        __rpow__=_op(lambda self, other: pow(other, self), "**", True), __matmul__=_op(matmul, "@"),
+        __rmatmul__=_op(lambda self, other: matmul(other, self), "@", True), __neg__=neg, __abs__=abs,
         __eq__=_eq_operator, __ne__=_ne_operator, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
         __and__=bitwise_and, __or__=bitwise_or, __xor__=bitwise_xor, __invert__=_P.invert,
         __rand__=bitwise_and, __ror__=bitwise_or, __rxor__=bitwise_xor,

@@ -2,6 +2,8 @@
 import builtins
 import functools
 import math
+import operator
+import sys
 import types
 from collections import namedtuple
 
@@ -110,6 +112,37 @@ def too_many_positional(name, takes, given):
     return f"{name}() takes {takes} positional argument{'' if takes == 1 else 's'} but {given} were given"
 
 
+_OPERATOR_FORMS = {}  # id of an operator form's own code object -> (its symbol, whether reflected)
+
+
+def operator_form(fn, symbol, reflected=False):
+    """`fn` as a Tensor operator (`__add__`): a copy with a code object of its own, the same bytecode (it costs
+    what fn does), by which a bad operand's error finds, once raised, the operator it came through."""
+    code = fn.__code__.replace()
+    form = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    form.__kwdefaults__, form.__doc__, form.__qualname__ = fn.__kwdefaults__, fn.__doc__, fn.__qualname__
+    _OPERATOR_FORMS[id(code)] = (symbol, reflected)  # (by id: equal code objects compare equal)
+    return form
+
+
+def operand_type_error(tensor, other, text):
+    """The TypeError for an operand that is neither a Tensor nor a number: `text` for a function or method, and
+    for an operator Python's own (PyTorch's operators return NotImplemented: Python then tries the other side)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("minigrad."):
+        form = _OPERATOR_FORMS.get(id(frame.f_code))
+        if form is not None:
+            symbol, reflected = form
+            if symbol == "*" and isinstance(other, (str, bytes, list, tuple)):
+                operator.index(tensor)  # (Python's sequence repeat, tried next, asks the tensor for an index)
+            left, right = (other, tensor) if reflected else (tensor, other)
+            symbol = "** or pow()" if symbol == "**" else symbol
+            return TypeError(f"unsupported operand type(s) for {symbol}: '{type(left).__name__}' and "
+                             f"'{type(right).__name__}'")
+        frame = frame.f_back
+    return TypeError(text)
+
+
 def method_form(fn):
     """`fn` as a Tensor method: a copy of it whose keyword `_method` is True, so that its argument-count errors
     count as PyTorch's methods' do, self not among them (a copy, not a wrapper: the method costs what fn does)."""
@@ -178,7 +211,7 @@ def binary_operands(a, b):
             if hasattr(b, "shape"):
                 b = Tensor._wrap(b)
                 return binary_operands(a, b)
-            raise TypeError(f"unsupported operand type: Tensor and {type(b).__name__}")
+            raise operand_type_error(a, b, f"unsupported operand type: Tensor and {type(b).__name__}")
         da = a.array.dtype
         # (a floating tensor keeps its dtype against a real number)
         dt = da if da.kind == "f" and not isinstance(b, builtins.complex) else result_type(a, b)

@@ -10,7 +10,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name
 from ..tensor import Tensor
-from ._util import broadcast_shapes, sum_to, sum_to_array, type_name
+from ._util import broadcast_shapes, operand_type_error, sum_to, sum_to_array, type_name
 
 
 def matmul_arrays(a, b, out=None):
@@ -194,9 +194,8 @@ def _operands(input, other, shapes=None):
     """Both operands as tensors of one dtype (PyTorch's promotion), without the elementwise broadcast check.
     `shapes`: the product's shape check, which PyTorch makes before the dtypes' in all but a dot."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        raise TypeError(
-            f"matmul(): argument 'other' must be Tensor, not {type_name(other if isinstance(input, Tensor) else input)}"
-        )
+        tensor, bad = (input, other) if isinstance(input, Tensor) else (other, input)
+        raise operand_type_error(tensor, bad, f"matmul(): argument 'other' must be Tensor, not {type_name(bad)}")
     na, nb = input.array.ndim, other.array.ndim
     kernel = _kernel(na, nb)
     if shapes is not None and kernel != "dot":

@@ -7,7 +7,7 @@ import minigrad
 from .. import functional as F
 from .._functional import activation as _act
 from .. import init
-from ..module import Module
+from ..module import Module, init_named
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 
@@ -74,9 +74,11 @@ def _activation(name, fn, args=(), doc="", shown=True):
         if len(values) > len(names):
             raise TypeError(f"{name}.__init__() takes {len(names)} positional arguments but {len(values)} were given")
         given = dict(zip(names, values))
-        for k in kw:
-            if k not in names or k in given:
-                raise TypeError(f"{name}.__init__() got an unexpected or repeated keyword argument '{k}'")
+        for k in kw:  # (Python's own texts)
+            if k not in names:
+                raise TypeError(f"{name}.__init__() got an unexpected keyword argument '{k}'")
+            if k in given:
+                raise TypeError(f"{name}.__init__() got multiple values for argument '{k}'")
         given.update(kw)
         for a, default in args:
             setattr(self, a, given.get(a, default))
@@ -340,3 +342,6 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+init_named(Tanh, Softmax2d, Hardshrink, Softshrink)

@@ -4,7 +4,7 @@ from minigrad.autograd import recording
 
 from .. import functional as F
 from .. import init
-from ..module import Module
+from ..module import Module, init_named
 from ..parameter import Parameter
 
 
@@ -175,3 +175,6 @@ class SyncBatchNorm(_BatchNorm):
         for name, child in module.named_children():
             out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
         return out
+
+
+init_named(_BatchNorm)

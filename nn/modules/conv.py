@@ -6,7 +6,7 @@ import minigrad
 
 from .. import functional as F
 from .. import init
-from ..module import Module
+from ..module import Module, init_named
 from ..parameter import Parameter
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -204,3 +204,6 @@ def _conv_repr(m):
     if m.padding_mode != "zeros":
         s += f", padding_mode={m.padding_mode}"
     return s
+
+
+init_named(Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)

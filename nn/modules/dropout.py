@@ -1,6 +1,6 @@
 """Dropout: zero random elements while training."""
 from .. import functional as F
-from ..module import Module
+from ..module import Module, init_named
 
 
 class Dropout(Module):
@@ -58,3 +58,6 @@ class FeatureAlphaDropout(_DropoutNd):
     """AlphaDropout of whole channels, in training. Shapes: (N, C, *)."""
 
     fn = staticmethod(F.feature_alpha_dropout)
+
+
+init_named(Dropout, owner="_DropoutNd")

@@ -6,6 +6,7 @@ import itertools
 
 import minigrad
 
+from ..module import init_named
 from ..parameter import UninitializedBuffer, UninitializedParameter
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -234,3 +235,6 @@ class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
     """nn.InstanceNorm3d with num_features read from the first input."""
 
     cls_to_become = InstanceNorm3d
+
+
+init_named(LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, _LazyInstanceNorm, owner="_LazyNormBase")

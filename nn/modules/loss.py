@@ -7,7 +7,7 @@ import warnings
 
 from .. import functional as F
 from .._functional.loss import _legacy_reduction
-from ..module import Module
+from ..module import Module, init_named
 from .distance import PairwiseDistance
 from .linear import Linear
 
@@ -297,3 +297,6 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
                 f"out_features={self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
                 f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
+
+
+init_named(MarginRankingLoss, CosineEmbeddingLoss)

@@ -8,7 +8,7 @@ then (top, bottom), then (front, back); the module keeps it as a tuple, as PyTor
 the last N dims of an (N+1)- or (N+2)-dimensional input: (C, *) or (N, C, *).
 """
 from .. import functional as F
-from ..module import Module
+from ..module import Module, init_named
 from .utils import _ntuple
 
 
@@ -142,3 +142,8 @@ class ZeroPad2d(_Zero, ConstantPad2d):
 
 class ZeroPad3d(_Zero, ConstantPad3d):
     """ConstantPad3d with value 0. Shapes: (C, D, H, W) or (N, C, D, H, W)."""
+
+
+init_named(ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+           ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+           ZeroPad1d, ZeroPad2d, ZeroPad3d)

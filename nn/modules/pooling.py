@@ -1,7 +1,7 @@
 """The pooling layers (max, average, adaptive average, adaptive max, LP and max unpooling; 1-d, 2-d and 3-d): the
 functional pools with their arguments fixed."""
 from .. import functional as F
-from ..module import Module
+from ..module import Module, init_named
 
 
 class _MaxPoolNd(Module):
@@ -275,3 +275,8 @@ class FractionalMaxPool3d(_FractionalMaxPoolNd):
 
     def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
         super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+init_named(AvgPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
+init_named(AdaptiveAvgPool1d, AdaptiveAvgPool2d, owner="_AdaptiveAvgPoolNd")
+init_named(AdaptiveMaxPool1d, AdaptiveMaxPool2d, owner="_AdaptiveMaxPoolNd")

@@ -287,6 +287,11 @@ class Optimizer:
         elif isinstance(params, set):
             raise TypeError(_SET_ERROR)
         params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]  # named_parameters()' (name, parameter) pairs
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            params = [p[1] for p in params]
         for p in params:
             if not isinstance(p, Tensor):
                 kind = type(p).__name__ if type(p).__module__ == "builtins" else f"{type(p).__module__}.{type(p).__qualname__}"
@@ -300,11 +305,17 @@ class Optimizer:
         if len(set(ids)) != len(ids):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause an "
                           "error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
+        named = bool(names) or "param_names" in param_group
+        if any(("param_names" in g) != named for g in self.param_groups):
+            raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                             f"{'with' if named else 'without'} names to the optimizer")
         taken = {id(p) for g in self.param_groups for p in g["params"]}
         if taken.intersection(ids):
             raise ValueError("some parameters appear in more than one parameter group")
         # the caller's dict becomes the group, as in PyTorch: its own keys first, then the defaults it lacks
         param_group["params"] = params
+        if names:
+            param_group["param_names"] = names
         for name, default in self.defaults.items():
             param_group.setdefault(name, default)
         self.param_groups.append(param_group)
