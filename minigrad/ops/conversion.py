@@ -36,10 +36,32 @@ def laid_out(a, format_name=None):
     as PyTorch's strides do; preserve_format keeps the order of `a`'s strides (a dense array's exactly, as
     PyTorch's empty_like does); any other name (or None), row-major."""
     if format_name == "preserve_format":
-        return a.copy(order="K")
+        if a.flags.c_contiguous:
+            return a.copy()
+        order = kept_order(a.shape, a.strides)
+        return a.transpose(order).copy().transpose(np.argsort(order))
     if format_name in ("channels_last", "channels_last_3d"):
         return np.moveaxis(np.moveaxis(a, 1, -1).copy(order="C"), -1, 1)
     return a.copy(order="C")
+
+
+def kept_order(sizes, strides):
+    """The dims, outermost first, of a dense copy that keeps a layout, as PyTorch orders them: an insertion sort
+    from the innermost dim by stride, a larger size outer on a tie; a zero stride (an expanded dim) compares
+    with nothing, so that a broadcast copy stays row-major where its strides say nothing."""
+    order = list(range(len(sizes) - 1, -1, -1))  # (innermost first while sorting)
+    for i in range(1, len(order)):
+        at = i
+        for j in range(i - 1, -1, -1):
+            d0, d1 = order[j], order[at]
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0 or s0 == s1 and sizes[d0] <= sizes[d1]:
+                continue  # (no order between them: the sort looks further out)
+            if s0 < s1:
+                break
+            order[j], order[at] = d1, d0
+            at = j
+    return order[::-1]
 
 
 def _convert(data, dt, dev, fmt=None):
