@@ -45,3 +45,21 @@ def test_clone_of_an_expanded_tensor_records_clone_backward():
     g = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
     a.backward(torch.from_numpy(g)), b.backward(mg.tensor(g))
     np.testing.assert_allclose(mr.grad.numpy(), tr.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("cast", ["double", "half", "int", "copy", "to_float64"])
+@pytest.mark.parametrize("shape, expand_to, perm", [
+    ((1, 3, 1, 1), (2, 3, 4, 5), None),
+    ((3, 1), (3, 4), None),
+    ((4, 1, 3), (3, 4, 5), (2, 0, 1)),
+])
+def test_a_cast_of_an_expanded_tensor_keeps_pytorchs_layout(cast, shape, expand_to, perm):
+    t, m = _pair(shape, expand_to, perm)
+    if cast == "copy":
+        a, b = t.to(copy=True), m.to(copy=True)
+    elif cast == "to_float64":
+        a, b = t.to(torch.float64), m.to(mg.float64)
+    else:
+        a, b = getattr(t, cast)(), getattr(m, cast)()
+    assert b.stride() == a.stride()
+    np.testing.assert_array_equal(b.numpy(), a.numpy())
