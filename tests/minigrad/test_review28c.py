@@ -63,3 +63,25 @@ def test_a_cast_of_an_expanded_tensor_keeps_pytorchs_layout(cast, shape, expand_
         a, b = getattr(t, cast)(), getattr(m, cast)()
     assert b.stride() == a.stride()
     np.testing.assert_array_equal(b.numpy(), a.numpy())
+
+
+def _refusal(fn):
+    try:
+        fn()
+    except TypeError as e:
+        return str(e).replace("torch.", "minigrad.")
+    return "accepted"
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.ones(2, 3).softmax(1.0),
+    lambda L: L.ones(2, 3).log_softmax(1.5),
+    lambda L: L.softmax(L.ones(2, 3), 1.0),
+    lambda L: L.log_softmax(L.ones(2, 3), "a"),
+    lambda L: L.ones(2, 3).softmax(dim=1.0),
+    lambda L: L.ones(2, 3).softmax(1.0, dtype=L.float64),
+], ids=["method", "log_method", "function", "log_function_str", "keyword", "with_dtype"])
+def test_softmax_refuses_a_dim_that_is_no_int_as_pytorch(call):
+    theirs = _refusal(lambda: call(torch))
+    assert theirs != "accepted"
+    assert _refusal(lambda: call(mg)) == theirs
