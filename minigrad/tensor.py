@@ -688,11 +688,12 @@ class Tensor:
     def _cast(self, dtype):
         """`self.to(dtype)` for a real `dtype`. Already that dtype, the usual: self, as `to` returns. A real CPU
         tensor that nothing records (no gradient, no capture, no view of a base written since) is cast as
-        ToCopy's forward casts it, without `to`'s argument handling (`acc.float().mean()` in a loop)."""
+        ToCopy's forward casts it, without `to`'s argument handling (`acc.float().mean()` in a loop); one laid out
+        otherwise (an expanded tensor) goes through `to`, whose copy keeps the layout as PyTorch's does."""
         a = self.array
         if a.dtype == dtype.np:
             return self
-        if type(a) is np.ndarray and not self._requires_grad and a.dtype.kind != "c" \
+        if type(a) is np.ndarray and a.flags.c_contiguous and not self._requires_grad and a.dtype.kind != "c" \
                 and (self._base is None or self._view_version == self._version_counter[0]) \
                 and (not recording.recorders_made or recording.hook.recorder is None) and _function.dual_apply is None:
             if dtype.np.kind in "iu" and a.dtype.kind == "f":  # (out-of-range floats cast silently, as PyTorch's)

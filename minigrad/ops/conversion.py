@@ -8,13 +8,13 @@ from ..dtypes import get_dtype
 from .array_op import array_op
 
 
-def cast_array(a, dt):
+def cast_array(a, dt, order="K"):
     """`a.astype(dt)`, silent as PyTorch's casts are: a float out of an integer dtype's range (inf, nan, the
     log(0) of T5's position buckets) becomes what the CPU's conversion makes of it, without numpy's warning."""
     if dt.kind in "iu" and a.dtype.kind in "fc":
         with np.errstate(invalid="ignore", over="ignore"):
-            return a.astype(dt)
-    return a.astype(dt)
+            return a.astype(dt, order=order)
+    return a.astype(dt, order=order)
 
 
 def strides_like(sizes, strides, format_name):
@@ -31,15 +31,41 @@ def strides_like(sizes, strides, format_name):
     return True
 
 
-def laid_out(a, format_name=None):
-    """A copy of array `a` in a memory format: channels_last(_3d) keeps dimension 1 (the channels) innermost,
-    as PyTorch's strides do; preserve_format keeps the order of `a`'s strides (a dense array's exactly, as
-    PyTorch's empty_like does); any other name (or None), row-major."""
+def laid_out(a, format_name=None, dt=None):
+    """A copy of array `a` (cast to `dt`, if given) in a memory format: channels_last(_3d) keeps dimension 1
+    (the channels) innermost, as PyTorch's strides do; preserve_format keeps the order of `a`'s strides (a dense
+    array's exactly, as PyTorch's empty_like does); any other name (or None), row-major."""
     if format_name == "preserve_format":
-        return a.copy(order="K")
+        if a.flags.c_contiguous:
+            return _row_major(a, dt)
+        order = kept_order(a.shape, a.strides)
+        return _row_major(a.transpose(order), dt).transpose(np.argsort(order))
     if format_name in ("channels_last", "channels_last_3d"):
-        return np.moveaxis(np.moveaxis(a, 1, -1).copy(order="C"), -1, 1)
-    return a.copy(order="C")
+        return np.moveaxis(_row_major(np.moveaxis(a, 1, -1), dt), -1, 1)
+    return _row_major(a, dt)
+
+
+def _row_major(a, dt):
+    return a.copy() if dt is None else cast_array(a, dt, order="C")
+
+
+def kept_order(sizes, strides):
+    """The dims, outermost first, of a dense copy that keeps a layout, as PyTorch orders them: an insertion sort
+    from the innermost dim by stride, a larger size outer on a tie; a zero stride (an expanded dim) compares
+    with nothing, so that a broadcast copy stays row-major where its strides say nothing."""
+    order = list(range(len(sizes) - 1, -1, -1))  # (innermost first while sorting)
+    for i in range(1, len(order)):
+        at = i
+        for j in range(i - 1, -1, -1):
+            d0, d1 = order[j], order[at]
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0 or s0 == s1 and sizes[d0] <= sizes[d1]:
+                continue  # (no order between them: the sort looks further out)
+            if s0 < s1:
+                break
+            order[j], order[at] = d1, d0
+            at = j
+    return order[::-1]
 
 
 def _convert(data, dt, dev, fmt=None):
@@ -47,10 +73,14 @@ def _convert(data, dt, dev, fmt=None):
     if dev is not None:
         out = to_device(out, dev)
     if dt is not None and out.dtype != dt:
-        out = cast_array(out.real if dt.kind not in "cb" else out, dt)  # (complex to real: warned by to_copy)
-    if fmt is not None:
-        return laid_out(out, fmt)
-    return out.copy() if out is data else out
+        out = out.real if dt.kind not in "cb" else out  # (complex to real: warned by to_copy)
+        if fmt is None and out.flags.c_contiguous:  # (the usual cast: its layout is row-major either way)
+            return cast_array(out, dt)
+    else:
+        dt = None
+        if fmt is None and out is not data:  # (to_device's copy)
+            return out
+    return laid_out(out, fmt or "preserve_format", dt)
 
 
 class ToCopy(Function):

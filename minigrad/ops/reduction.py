@@ -1,6 +1,7 @@
 """Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
 import builtins
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -797,6 +798,8 @@ def _softmax_dim(input, dim, name):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
         raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    if type(dim) is not builtins.int:
+        dim = operator.index(dim)  # (a float or a string refused: the op's wrapper words it as PyTorch's parser)
     d = normalize_dim(dim, input.array.ndim)
     return d if input.array.ndim else ()  # a 0-d tensor: the reductions run over no axis
 

@@ -592,6 +592,8 @@ def clone(input, *, memory_format=None):
 
 def contiguous(input, memory_format=None):
     """`input` itself when already contiguous in the memory format (row-major by default), else a copy that is."""
+    if memory_format is None:  # (the usual call)
+        return input if input.array.flags.c_contiguous else Clone.apply(input)
     fmt = memory_format_argument(input, "contiguous", memory_format)
     if fmt is not None:
         return input if channels_last_contiguous(input, fmt) else Clone.apply(input, fmt.name)
