@@ -69,3 +69,15 @@ def test_half_bessel_and_erfinv_rounded_through_float32_as_pytorchs(name):
     np.testing.assert_array_equal(ours.view(np.uint16), in_float32.astype(np.float16).view(np.uint16))
     theirs = getattr(torch.special, name)(torch.tensor(a)).numpy()
     assert np.all(np.abs(ours.astype(np.float64) - theirs) <= np.spacing(np.abs(theirs)))
+
+
+def test_half_log10_rounded_through_a_correctly_rounded_float32():
+    # log10 of these halves in float32 lies on a float16 midpoint (ties to even), where numpy's float32 log10,
+    # an ulp off, rounded to the other neighbour
+    a = np.array([0.2490234375, 3.0703125, 2976.0], dtype=np.float16)
+    ours = minigrad.log10(minigrad.tensor(a)).numpy()
+    in_float32 = minigrad.log10(minigrad.tensor(a.astype(np.float32))).numpy()
+    np.testing.assert_array_equal(ours.view(np.uint16), in_float32.astype(np.float16).view(np.uint16))
+    np.testing.assert_array_equal(in_float32, np.log10(a.astype(np.float64)).astype(np.float32))
+    theirs = torch.log10(torch.tensor(a)).numpy()
+    assert np.all(np.abs(ours.astype(np.float64) - theirs) <= np.spacing(np.abs(theirs)))
