@@ -231,7 +231,12 @@ class SavedTensor:
         # As PyTorch 2.13's: a saved output names its own node; a saved input names the node that
         # produces it now (after an in-place op, the in-place op's node); a leaf names none. The node's
         # name loses its "Backward" and a 0 ("output 0 of Mul", "of T1"); the hint depends on anomaly mode.
-        fn = node if self.is_output else getattr(self.tensor, "grad_fn", None)
+        # A saved view whose base was written since is named by its history regrown (AsStrided), as
+        # PyTorch's reading of its grad_fn regrows it (or refuses, for a view taken under no_grad).
+        t = self.tensor
+        if not self.is_output and getattr(t, "_base", None) is not None and t._view_version != t._version_counter[0]:
+            t._regrow_view()
+        fn = node if self.is_output else getattr(t, "grad_fn", None)
         if fn is not None:
             nr = 0 if self.is_output else self.tensor._output_nr
             where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', fn.name())},"

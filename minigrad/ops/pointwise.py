@@ -69,7 +69,15 @@ exp2 = _float_unary("exp2", "Exp2Backward0", lambda xp, x: xp.exp2(x),
                     lambda g, r: g * r * LN2, saves="result")  # d 2^a = 2^a ln 2 da
 log2 = _float_unary("log2", "Log2Backward0", lambda xp, x: xp.log2(x),
                     lambda g, a: g / (a * LN2))  # d log2 a = da / (a ln 2)
-log10 = _float_unary("log10", "Log10Backward0", lambda xp, x: xp.log10(x),
+def _log10(xp, x):
+    # float32 in float64, rounded once: as PyTorch's float32 kernel (numpy's own is an ulp off on many elements);
+    # half through that float32, rounded once (a float16 midpoint is where the two differ)
+    if x.dtype == np.float16:
+        return in_float32(lambda a: _log10(xp, a), x)
+    return special_array.rounded(xp.log10, x) if x.dtype == np.float32 else xp.log10(x)
+
+
+log10 = _float_unary("log10", "Log10Backward0", _log10,
                      lambda g, a: g / (a * LN10))  # d log10 a = da / (a ln 10)
 expm1 = _float_unary("expm1", "Expm1Backward0", lambda xp, x: xp.expm1(x),
                      lambda g, r: g * (r + 1.0), saves="result")  # d (e^a - 1) = e^a da
@@ -648,7 +656,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 # ---- special functions -------------------------------------------------------------------------------
 SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 
-erfinv = _float_unary("erfinv", "ErfinvBackward0", lambda xp, x: special_array.erfinv(x),
+# (half in float32, rounded once, as PyTorch's half kernel: rounding float64 once differs on midpoints)
+erfinv = _float_unary("erfinv", "ErfinvBackward0",
+                      lambda xp, x: in_float32(special_array.erfinv, x) if x.dtype == np.float16 else special_array.erfinv(x),
                       lambda g, r: g * (SQRT_PI_OVER_2 * exp(r * r)), saves="result")  # d erfinv y = sqrt(pi)/2 e^(x^2) dy
 lgamma = _float_unary("lgamma", "LgammaBackward0", lambda xp, x: special_array.lgamma(x),
                       lambda g, a: g * digamma(a))  # d log Gamma(a) = digamma(a) da

@@ -249,8 +249,7 @@ def _cupy_special():
 # ---- erfinv, lgamma, digamma, trigamma (numpy has none of them) ------------------------------------
 def erfinv(y):
     """The inverse error function: M. Giles' approximation ("Approximating the erfinv function",
-    GPU Computing Gems, 2010), then two Newton steps on erf, to float64 precision; +-inf at +-1. float16 is
-    rounded to float32 first: PyTorch's half kernel computes in float32, and rounds that."""
+    GPU Computing Gems, 2010), then two Newton steps on erf, to float64 precision; +-inf at +-1."""
     xp = np if isinstance(y, np.ndarray) else _array_module(y)
     dt = y.dtype if y.dtype.kind == "f" else np.dtype(np.float64)
     v = y.astype(np.float64)
@@ -276,7 +275,7 @@ def erfinv(y):
             x = x - t / (1.0 + x * t)
         x = xp.where(v == 1.0, np.inf, xp.where(v == -1.0, -np.inf, x))
         x = xp.where(xp.abs(v) > 1.0, np.nan, x)
-    return (x.astype(np.float32) if dt == np.float16 else x).astype(dt, copy=False)
+    return x.astype(dt, copy=False)
 
 
 TWO_OVER_SQRT_PI_ = 1.1283791670955126

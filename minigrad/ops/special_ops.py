@@ -18,7 +18,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from . import bessel_array, special_array
 from .special_array import fused, rounded
-from ._util import binary_operands, cast, float_operands, sum_to, type_name
+from ._util import binary_operands, cast, float_operands, in_float32, sum_to, type_name
 from .array_op import array_op
 from .complex import _scalar_type, refuse
 from .elementwise import BOOL_NEGATION, _binary, _unary, add_scalar, exp, log, mul_scalar, sign, where
@@ -218,12 +218,20 @@ def _i1e_grad(g, a, r):  # d(e^-|a| I1(a)) = (i0e(a) - i1e(a) (sgn(a) + 1/a)) da
     return g * _near_zero(a, lambda x: i0e(x) - r * (sign(x) + 1.0 / x))
 
 
-i0 = _float_unary("i0", "I0Backward0", lambda xp, x: bessel_array.bessel_i(x, 0),
+def _bessel_i(nu, scaled=False):
+    """I_nu (or e^-|x| I_nu) of an array; half in float32 (minigrad's float32 method), rounded once, as PyTorch's
+    half kernels."""
+    def fn(x):
+        return bessel_array.bessel_i(x, nu, scaled=scaled)
+    return lambda x: in_float32(fn, x) if x.dtype == np.float16 else fn(x)
+
+
+i0 = _float_unary("i0", "I0Backward0", lambda xp, x, fn=_bessel_i(0): fn(x),
                   lambda g, a: g * i1(a))  # d I0(a) = I1(a) da
-i0e = _unary_saving_both("i0e", "SpecialI0EBackward0", lambda x: bessel_array.bessel_i(x, 0, scaled=True),
+i0e = _unary_saving_both("i0e", "SpecialI0EBackward0", _bessel_i(0, scaled=True),
                          lambda g, a, r: g * (i1e(a) - sign(a) * r))  # d(e^-|a| I0(a)) = (i1e(a) - sgn(a) i0e(a)) da
-i1 = _unary_saving_both("i1", "SpecialI1Backward0", lambda x: bessel_array.bessel_i(x, 1), _i1_grad)
-i1e = _unary_saving_both("i1e", "SpecialI1EBackward0", lambda x: bessel_array.bessel_i(x, 1, scaled=True), _i1e_grad)
+i1 = _unary_saving_both("i1", "SpecialI1Backward0", _bessel_i(1), _i1_grad)
+i1e = _unary_saving_both("i1e", "SpecialI1EBackward0", _bessel_i(1, scaled=True), _i1e_grad)
 
 
 # ---- zeta, the incomplete gamma functions, the multivariate log-gamma --------------------------------
