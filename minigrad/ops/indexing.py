@@ -771,7 +771,8 @@ def getitem(self, index):
         if recording.hook.recorder is not None and builtins.any(
                 hasattr(i, "dtype") and i.dtype.kind == "b" and i.ndim for i in idx):
             recording.escape("boolean-mask indexing (x[mask]), whose result's shape is the mask's count,")
-        if self._requires_grad and state.grad_enabled and builtins.any(map(_basic_part, idx)):
+        if (len(idx) > 1 or not idx[0].ndim) and self._requires_grad and state.grad_enabled \
+                and builtins.any(map(_basic_part, idx)):  # (a lone mask or ids array: nothing to split)
             out = _index_after_view(self, idx, shape, xp)
             return Index.apply(self, ordered, True) if out is None else out
         return Index.apply(self, ordered, True)
