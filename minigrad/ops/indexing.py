@@ -742,6 +742,9 @@ def getitem(self, index):
         elif type(index) is tuple and _ints_in_range(index, a.shape):  # `Xb[k, j]`, `x[:, t]`
             return _view_of(self, a[index + (Ellipsis,)])  # (the Ellipsis: a 0-d view where numpy gives a scalar)
     if type(index) is tuple and (idx := _slices_and_id_arrays(index, self.array.ndim)) is not None:
+        if self._requires_grad and state.grad_enabled and builtins.any(map(_basic_part, idx)):
+            out = _index_after_view(self, idx, self.array.shape, array_module(self.array))
+            return Index.apply(self, idx, True) if out is None else out
         return Index.apply(self, idx, True)  # `x[:, cols]`, `x[rows, 1:5]`: as the general path converts it
     shape = self.array.shape
     steps = _slice_steps(index, shape)
@@ -768,6 +771,10 @@ def getitem(self, index):
         if recording.hook.recorder is not None and builtins.any(
                 hasattr(i, "dtype") and i.dtype.kind == "b" and i.ndim for i in idx):
             recording.escape("boolean-mask indexing (x[mask]), whose result's shape is the mask's count,")
+        if (len(idx) > 1 or not idx[0].ndim) and self._requires_grad and state.grad_enabled \
+                and builtins.any(map(_basic_part, idx)):  # (a lone mask or ids array: nothing to split)
+            out = _index_after_view(self, idx, shape, xp)
+            return Index.apply(self, ordered, True) if out is None else out
         return Index.apply(self, ordered, True)
     idx = _plain_ints(idx)
     try:
@@ -777,6 +784,46 @@ def getitem(self, index):
             raise _zero_dim_error(index) from None  # PyTorch's words for `t[0]` and `t[0:1]` of a 0-dim t
         raise
     return _basic_index(self, idx, steps)
+
+
+def _basic_part(i):
+    """Whether advanced-index component `i` is one PyTorch applies as a view: an int, a None, a slice not of
+    the whole dim, a 0-d bool (a new dim)."""
+    return not (i is Ellipsis or hasattr(i, "dtype") and i.ndim or type(i) is slice and i == slice(None))
+
+
+def _basic_then_advanced(idx, shape, xp):
+    """A converted advanced index split as PyTorch applies it: (the basic index of its ints, slices and Nones,
+    a 0-d bool a None; the index of its tensors into that view, a 0-d bool the ids [0] (True) or [] (False))."""
+    consumed = builtins.sum((i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") and i.ndim
+                            else (0 if i is None or i is Ellipsis or hasattr(i, "dtype") and i.dtype.kind == "b" else 1)
+                            for i in idx)
+    basic, rest = [], []
+    for i in idx:
+        if i is Ellipsis:
+            basic.append(i)
+            rest += [slice(None)] * (len(shape) - consumed)
+        elif hasattr(i, "dtype") and (i.ndim or i.dtype.kind == "b"):
+            if i.ndim:
+                basic += [slice(None)] * (i.ndim if i.dtype.kind == "b" else 1)
+                rest.append(i)
+            else:
+                basic.append(None)
+                rest.append(xp.zeros(1 if i else 0, dtype=np.int64))
+        elif i is None or type(i) is slice:
+            basic.append(i)
+            rest.append(slice(None))
+        else:  # (an int: its dim is gone)
+            basic.append(i)
+    return _plain_ints(tuple(basic)), tuple(rest)
+
+
+def _index_after_view(self, idx, shape, xp):
+    """`self[idx]` recorded as PyTorch records an advanced index with basic parts: the basic parts' view
+    (its Select/Slice/Unsqueeze nodes), then IndexBackward0 on it; None where the basic parts take no step."""
+    basic, rest = _basic_then_advanced(idx, shape, xp)
+    steps = _basic_steps(basic, shape)
+    return Index.apply(_basic_index(self, basic, steps), rest, True) if steps else None
 
 
 def _basic_index(self, idx, steps):

@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import forward_ad, grad_mode, recording
 from ..autograd import function as _function
-from ..autograd.function import Function, SavedViewResult
+from ..autograd.function import Function, SavedViewResult, keep_absent_edges
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor, _RetainGrad
@@ -803,8 +803,9 @@ def fill_(self, value, _node="FillBackward2"):
 
         complex_fill(value, self.dtype)
     v = checked_scalar(_data(value), self.array.dtype)
-    if isinstance(value, Tensor):  # (its gradient: the sum of self's)
-        return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
+    if isinstance(value, Tensor):
+        return apply_inplace(self, lambda a: a.fill(v), lambda: keep_absent_edges(
+            FillTensor.apply(self, value, v), (self, value if value.array.dtype.kind in "fc" else None), (1,)), value)
     return apply_inplace(self, lambda a: a.fill(v), lambda: _overwrite_node(_node).apply(
         self, array_module(self.array).full(self.array.shape, v, dtype=self.array.dtype)))
 
@@ -988,6 +989,20 @@ class Overwrite(Function):
     @staticmethod
     def backward(ctx, g):  # (zeros, not g * 0: an inf or NaN in g stays out, as PyTorch's)
         return Tensor._wrap(array_module(g.array).zeros_like(g.array)), None
+
+
+class FillTensor(Function):
+    """fill_ with a 0-d tensor: self's old values get a zero gradient, the value the sum of the output's."""
+    node_name = "FillBackward3"
+
+    @staticmethod
+    def forward(ctx, a, value, v):
+        ctx.dtype = value.dtype
+        return array_module(a.array).full(a.array.shape, v, dtype=a.array.dtype)
+
+    @staticmethod
+    def backward(ctx, g):  # d/dself = 0, d/dvalue = sum(g)
+        return Tensor._wrap(array_module(g.array).zeros_like(g.array)), g.sum().to(ctx.dtype), None
 
 
 @functools.cache

@@ -161,7 +161,7 @@ def logdet(input):
         from .elementwise import log
 
         return log(sign) + logabs
-    return where(sign < 0, float("nan"), where(sign == 0, float("-inf"), logabs))
+    return where(sign == -1, float("nan"), logabs)  # (a zero determinant: slogdet's logabs is -inf already)
 
 
 @composite_node("LinalgSolveExBackward0")

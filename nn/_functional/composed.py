@@ -13,6 +13,7 @@ from minigrad.autograd.composite import composite_node
 from minigrad.autograd.function import Function
 from minigrad.device import array_module
 from minigrad.ops._util import broadcast_shapes
+from minigrad.ops.elementwise import add_scalar
 from minigrad.ops.scatter import make_inplace
 from minigrad.tensor import Tensor
 
@@ -192,7 +193,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p over the last dim. Shapes: (N, D) or (D,), broadcastable -> (N,) or ()."""
     check_tensor(x1, "x1", "pairwise_distance")
     check_tensor(x2, "x2", "pairwise_distance")
-    return _norm(x1 - x2 + eps, p, keepdim)
+    diff = x1 - x2
+    return _norm(add_scalar(diff, eps) if diff.array.dtype.kind == "f" else diff + eps, p, keepdim)  # (AddBackward1)
 
 
 @composite_node("NormBackward1")  # (PyTorch's pairwise_distance calls the norm op, not linalg.vector_norm)
