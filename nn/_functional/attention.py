@@ -18,7 +18,6 @@ import minigrad
 from minigrad import backends
 from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like, keep_mask
 
-from minigrad.autograd.function import keep_absent_edges
 from minigrad.dtypes import cpp_name
 from minigrad.ops._util import broadcast_shapes, sum_to_array
 
@@ -45,6 +44,7 @@ def _views(q, k, v, gqa, xp):
     batch = batch or (1,)
     views = [a if a.shape[:-2] == batch else xp.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v)]
     return batch, out_batch, views, (q.shape, k.shape, v.shape)
+
 
 
 class Attention(Function):
@@ -120,12 +120,6 @@ class Attention(Function):
             return _attend_backward(g, qd, kd, vd, P, keep, impl, scale, dscale, gqa, is_causal, needs)[0]
 
         return forward, backward
-
-
-class FlashAttention(Attention):
-    """Attention where PyTorch's CPU dispatch picks its fused (flash) kernel: the same computation under that
-    kernel's node name."""
-    node_name = "ScaledDotProductFlashAttentionForCpuBackward0"
 
 
 def _attend_backward(g, qd, kd, vd, P, keep, impl, scale, dscale, gqa, is_causal, needs):
@@ -330,7 +324,7 @@ def _fused_takes_both(qs, ks, vs, attn_mask, dropout_p, enable_gqa):
     these inputs: its math path, which takes the rest, refuses the pair."""
     heads_match = qs[1] == ks[1] == vs[1] or enable_gqa
     return (len(qs) == len(ks) == len(vs) == 4 and qs[0] == ks[0] == vs[0] and heads_match
-            and qs[-1] == ks[-1] == vs[-1] and dropout_p == 0.0 and (attn_mask is None or not attn_mask.requires_grad))
+            and qs[-1] == ks[-1] == vs[-1] and dropout_p == 0.0 and not attn_mask.requires_grad)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -380,11 +374,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return (query @ key.transpose(-2, -1)) @ value
     # PyTorch's: a p at or below 0 drops nothing, a p of 1 everything (the output zeros, and so the gradients)
     p = max(float(dropout_p), 0.0)
-    if p or not qs[-2] or not _fused_takes_both(qs, ks, vs, attn_mask, dropout_p, enable_gqa):
-        out = Attention.apply(query, key, value, attn_mask, 0.0 if p == 1.0 else p, bool(is_causal), scale, gqa)
-    else:  # inputs PyTorch's fused CPU kernel takes: its node's name, no edge to the mask
-        out = FlashAttention.apply(query, key, value, attn_mask, 0.0, bool(is_causal), scale, gqa)
-        if attn_mask is not None:
-            keep_absent_edges(out, (), (), drop=(3,))
+    out = Attention.apply(query, key, value, attn_mask, 0.0 if p == 1.0 else p, bool(is_causal), scale, gqa)
     return out * 0.0 + 0.0 if p == 1.0 else out  # (+ 0: zeros, not the -0 of negative values times 0)
 

@@ -17,7 +17,7 @@ from nn._functional import reference
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("reference", "numpy", "fast")
 FUSED = {"AddmmBackward0", "MmBackward0", "EmbeddingBackward0", "GeluBackward0", "NativeLayerNormBackward0",
-         "NllLossBackward0", "NativeDropoutBackward0", "ScaledDotProductFlashAttentionForCpuBackward0"}
+         "NllLossBackward0", "NativeDropoutBackward0", "ScaledDotProductAttentionBackward0"}
 
 
 def run(fn, arrays, layer, seed=1):
