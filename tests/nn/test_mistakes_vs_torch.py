@@ -424,12 +424,19 @@ DELIBERATE = {
 
 
 def outcome(L, fn):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn(L)
-        except Exception as e:  # noqa: BLE001 - the exception is what is compared
-            return e, None, None
+    # warnings each library gives once a process (TORCH_WARN_ONCE) given every time in both: whether one shows
+    # must not depend on the cases run before in this process
+    always = L.is_warn_always_enabled()
+    L.set_warn_always(True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = fn(L)
+            except Exception as e:  # noqa: BLE001 - the exception is what is compared
+                return e, None, None
+    finally:
+        L.set_warn_always(always)
     said = [(w.category, _text(str(w.message))) for w in caught]
     return None, said, result if isinstance(result, (tuple, str, int, float, bool)) else None
 
