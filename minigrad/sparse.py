@@ -260,6 +260,25 @@ class SparseTensor:
     def _cat(self, tensors, dim):  # torch.cat of a list that holds a sparse tensor
         return _concatenate(tensors, dim)
 
+    def _stack(self, tensors, dim):  # torch.stack of a list that holds a sparse tensor: each unsqueezed, then cat
+        d = normalize_dim(dim, tensors[0].dim() + 1)
+        for i, t in enumerate(tensors):
+            if tuple(t.shape) != tuple(tensors[0].shape):
+                raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                                   f"entry 0 and {list(t.shape)} at entry {i}")
+        return _concatenate([t.unsqueeze(d) if isinstance(t, SparseTensor) else t for t in tensors], d)
+
+    def unsqueeze(self, dim):
+        """A size-1 dim at `dim`: a sparse dim (every element at index 0 along it) up to sparse_dim, else a
+        dense one of the values."""
+        d = normalize_dim(dim, self.dim() + 1)
+        size = tuple(self._size[:d]) + (1,) + tuple(self._size[d:])
+        idx = self._indices_t
+        if d <= self.sparse_dim():
+            indices = cat([idx[:d], zeros(1, idx.shape[1], dtype=idx.dtype, device=idx.device), idx[d:]])
+            return SparseTensor(indices, self._values_t, size)
+        return SparseTensor(idx, self._values_t.unsqueeze(d - self.sparse_dim() + 1), size)
+
     # ---- arithmetic: on the values, where PyTorch's result is sparse ----------------------
     def _scalar(self, other):
         """`other` as a number or 0-dim tensor, or None."""
@@ -281,6 +300,20 @@ class SparseTensor:
         return _merge(self, other, -1)
 
     __rsub__ = __radd__
+
+    def pow(self, exponent):  # each stored element's power: repeats summed first, as (a + b)^p is not a^p + b^p
+        if isinstance(exponent, Tensor):
+            raise _no_sparse_kernel("pow.Tensor_Tensor")
+        if exponent == 0:
+            raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make the result tensor "
+                               "dense")
+        s = self.coalesce()
+        return SparseTensor(s._indices_t, s._values_t.pow(exponent), self._size, coalesced=True)
+
+    __pow__ = pow
+
+    def __rpow__(self, other):
+        raise _no_sparse_kernel("pow.Scalar")
 
     def __mul__(self, other):
         if self._scalar(other) is not None:

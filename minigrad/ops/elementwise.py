@@ -878,6 +878,8 @@ def pow(input, exponent):
     if (exponent.__class__ is builtins.int or exponent.__class__ is builtins.float) and type(input) is Tensor \
             and input.array.dtype.kind == "f":  # `x ** 2`: a float tensor keeps its dtype, nothing to refuse
         return PowScalar.apply(input, exponent)
+    if getattr(input, "is_sparse", False):  # a sparse COO tensor (minigrad/sparse.py) makes its own power
+        return input.pow(exponent)
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor) and (exponent.array.dtype.kind == "f" or (
             exponent.array.dtype.kind == "c" and isinstance(input, (builtins.int, builtins.float, builtins.complex)))):
         return RPow.apply(input, exponent)

@@ -785,6 +785,9 @@ def stack(tensors, dim=0, *, out=None):
                 if not state.grad_enabled and recording.hook.recorder is None:  # (nothing to record: the array)
                     return Tensor._output(_stacked(arrays, dim % (nd + 1)), None)
                 return Stack.apply(dim % (nd + 1), *tensors)
+    for t in tensors:
+        if getattr(t, "is_sparse", False):  # a sparse COO tensor (minigrad/sparse.py) makes its own stack
+            return t._stack(tensors, dim)
     _check_same(tensors, "stack")
     ref = tensors[0].array.shape
     for i, t in enumerate(tensors):

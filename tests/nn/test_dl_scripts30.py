@@ -441,7 +441,7 @@ def dueling_double_dqn(torch, init):
     done = torch.tensor(rng.random(size) < 0.25)
     priorities = torch.ones(size, dtype=torch.float64)
     losses, norms = [], []
-    for step in range(4):
+    for _ in range(4):
         p = priorities.pow(0.6)
         p = p / p.sum()
         idx = torch.tensor(rng.choice(size, batch, p=p.numpy()))
