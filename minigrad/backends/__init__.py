@@ -136,7 +136,8 @@ KERNELS = ("reference", "numpy", "fast")
 FAST = ("fast",)
 _registry = {}  # op -> [(module or dotted path, device, kernels)] in the order they are asked
 _loaded = {}  # dotted path -> module, once imported
-_eligible = {}  # (op, array type, setting) -> registrations find asks, imported: ((module, needs numba), ...)
+_eligible = {}  # (op, array type) -> registrations find asks under the setting and numba's state: _eligible_for's
+_eligible_team = None  # numba's state (team._numba) that _eligible was made for
 
 
 def register(op, module, device, kernels=FAST, first=False):
@@ -214,6 +215,7 @@ def set_kernels(name):
     """Switch the whole process to 'reference', 'numpy' or 'fast' (see the module docstring)."""
     global _kernels
     _kernels = _checked(name)
+    _eligible.clear()
 
 
 def get_kernels():
@@ -242,21 +244,32 @@ def find(op, *args):
     """The registered implementation of `op` that takes `args` (its `supports(*args)` is true), among
     those eligible under the setting and made for the first argument's device; None: the op runs its
     own array code."""
-    key = (op, type(args[0]), _kernels)
-    eligible = _eligible.get(key)
+    global _eligible_team
+    if _team._numba is not _eligible_team:  # numba started (or found missing): once a process
+        _eligible.clear()
+        _eligible_team = _team._numba
+    eligible = _eligible.get((op, type(args[0])))
     if eligible is None:
-        eligible = _eligible[key] = _eligible_for(op, _device_of(args[0]))
-    if CPU_MIN_ELEMENTS and eligible and eligible[0][1] and not _team.started() and _elements(args) < CPU_MIN_ELEMENTS:
+        eligible = _eligible[(op, type(args[0]))] = _eligible_for(op, _device_of(args[0]))
+    if not eligible:
+        return None
+    if CPU_MIN_ELEMENTS and eligible[0][1] and not _team.started() and _elements(args) < CPU_MIN_ELEMENTS:
         return None  # small work on the CPU before numba has started: the op's numpy code, and numba stays unloaded
-    for impl, cpu in eligible:
+    for impl, _, unstarted in eligible:
         # supports first: numba (which a CPU kernel needs) is imported only for work a kernel takes
-        if impl.supports(*args) and (not cpu or _team.available()):
+        if impl.supports(*args) and (not unstarted or _team.available()):
             return impl
     return None
 
 
 def _eligible_for(op, device):
-    return tuple((_load(module), device == "cpu") for module, where, kernels in _registry.get(op, ())
+    """((module, on the CPU, whether numba must start first), ...): a CPU registration needs numba, so
+    none is eligible where numba is missing, and numba is asked for only until it has started."""
+    cpu = device == "cpu"
+    if cpu and _team._numba is False:
+        return ()
+    unstarted = cpu and not _team.started()
+    return tuple((_load(module), cpu, unstarted) for module, where, kernels in _registry.get(op, ())
                  if where == device and _kernels in kernels)
 
 

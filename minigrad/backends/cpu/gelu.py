@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ...ops.special_array import ERF32_ALPHA, ERF32_BETA
-from . import team
+from . import F32, team
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -24,7 +24,7 @@ _GELU_CLIP32 = np.float32(4.0 * math.sqrt(2.0))
 
 def supports(x, approximate):
     """float32 numpy arrays, the exact form (the tanh form and float64's erf are the op's own code)."""
-    return approximate == "none" and type(x) is np.ndarray and x.dtype == np.float32
+    return approximate == "none" and type(x) is np.ndarray and (x.dtype is F32 or x.dtype == F32)
 
 
 def forward(x, approximate):

@@ -27,8 +27,9 @@ def supports(out, x, w):
     empty, BLAS's gemm there, and either work large enough to share out on more than one thread (on
     one thread, numpy's matmul is the same OpenBLAS call) or few rows that run faster in blocks of
     BLAS's small path (the module's docstring)."""
-    work = out.size * x.shape[-1]
-    if out.size <= SMALL_TN_ENTRIES and work <= SMALL_WORK:  # (the common small case first: BLAS's small path)
+    entries = out.size
+    work = entries * x.shape[-1]
+    if entries <= SMALL_TN_ENTRIES and work <= SMALL_WORK:  # (the common small case first: BLAS's small path)
         return False
     if _small_path_blas is not False and x.dtype is _F32 and _in_blocks(out, x, w):
         return True
