@@ -1,5 +1,6 @@
-"""Fixes found by the scripts of test_dl_scripts31.py (nn.DataParallel without a GPU), each checked against
-PyTorch."""
+"""Fixes found by the scripts of test_dl_scripts31.py (nn.DataParallel without a GPU; interpolate's and the adaptive
+poolings' checks of a size naming the wrong number of dims, in PyTorch's order), each checked against PyTorch."""
+import numpy as np
 import pytest
 
 import minigrad
@@ -18,3 +19,54 @@ def test_data_parallel_without_a_gpu_keeps_only_the_module(torch):
             with pytest.raises(AttributeError) as theirs_error:
                 getattr(theirs, name)
             assert str(ours_error.value) == str(theirs_error.value)
+
+
+def outcome(lib, fn):
+    """('ok', shape) or (error type, its text with the library's name dropped)."""
+    try:
+        return "ok", tuple(fn(lib).shape)
+    except Exception as e:  # noqa: BLE001 (the type and text are what is compared)
+        return type(e).__name__, str(e).replace("torch.", "").replace("minigrad.", "")
+
+
+def tensor(lib, shape):
+    return lib.tensor(np.ones(shape))
+
+
+# an image without its batch dim given a 2-D size (a frequent slip), and sizes of the wrong length for every rank
+RESIZES = [(mode, shape, arg, value) for mode in ("nearest", "bilinear", "bicubic", "linear", "trilinear", "area")
+           for shape in [(3, 4), (3, 4, 4), (1, 3, 4, 4), (1, 1, 2, 4, 4)]
+           for arg, value in [("size", (2, 2)), ("size", (2,)), ("scale_factor", (2.0, 2.0, 2.0)), ("size", 2),
+                              ("scale_factor", 2.0)]]
+
+
+@pytest.mark.parametrize("mode, shape, arg, value", RESIZES)
+def test_interpolate_checks_the_size_length_before_the_inputs_rank(torch, mode, shape, arg, value):
+    def call(lib):
+        funcs = lib.nn.functional
+        return funcs.interpolate(tensor(lib, shape), mode=mode, **{arg: value})
+
+    assert outcome(minigrad, call) == outcome(torch, call)
+
+
+POOLS = [(name, shape, size) for name in ("adaptive_avg_pool2d", "adaptive_max_pool2d", "adaptive_avg_pool3d",
+                                          "adaptive_max_pool3d")
+         for shape in [(2,), (2, 2), (3, 3, 3), (2, 3, 3, 3)]
+         for size in [1, (1, 1), (None, None), (1, 1, 1), [2, 2, 2, 2]]]
+
+
+@pytest.mark.parametrize("name, shape, size", POOLS)
+def test_adaptive_pools_check_a_sequence_size_against_the_inputs_rank_first(torch, name, shape, size):
+    def call(lib):
+        out = getattr(lib.nn.functional, name)(tensor(lib, shape), size)
+        return out
+
+    assert outcome(minigrad, call) == outcome(torch, call)
+
+
+def test_adaptive_avg_pool2d_module_on_an_unbatched_vector(torch):
+    calls = [lambda lib: lib.nn.AdaptiveAvgPool2d((1, 1))(tensor(lib, (2, 3))),
+             lambda lib: lib.nn.AdaptiveMaxPool3d((1, 1, 1))(tensor(lib, (2, 3, 3)))]
+    for call in calls:
+        assert outcome(minigrad, call) == outcome(torch, call)
+        assert outcome(minigrad, call)[0] == "ValueError"
