@@ -673,3 +673,152 @@ def smoothed_weighted_ce(torch, init):
 
 def test_label_smoothing_with_class_weights_and_ignore_index(torch):
     both(torch, smoothed_weighted_ce)
+
+
+# ---- DeepDream: gradient ascent on the image through a forward hook, octaves by interpolate, jitter by roll -----
+def deep_dream(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    net = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.ReLU(), nn.Conv2d(6, 8, 3, padding=1), nn.ReLU(),
+                        nn.MaxPool2d(2), nn.Conv2d(8, 8, 3, padding=1))
+    init = start(net, init)
+    net.eval()
+    for p in net.parameters():
+        p.requires_grad_(False)
+    acts = {}
+    handle = net[3].register_forward_hook(lambda module, inputs, output: acts.__setitem__("relu2", output))
+    rng = np.random.default_rng(12)
+    base = torch.tensor(rng.random((1, 3, 12, 12)))
+    mean = torch.tensor([0.485, 0.456, 0.406], dtype=torch.float64).view(3, 1, 1)
+    std = torch.tensor([0.229, 0.224, 0.225], dtype=torch.float64).view(3, 1, 1)
+    shifts = rng.integers(-2, 3, (9, 2))
+    detail = torch.zeros_like(base)
+    losses, step = [], 0
+    for size in [(6, 6), (9, 9), (12, 12)]:
+        octave_base = F.interpolate(base, size=size, mode="bilinear", align_corners=False)
+        detail = F.interpolate(detail, size=size, mode="bilinear", align_corners=False)
+        x = (octave_base + detail).clone().requires_grad_(True)
+        for _ in range(3):
+            dy, dx = int(shifts[step, 0]), int(shifts[step, 1])
+            net((torch.roll(x, shifts=(dy, dx), dims=(2, 3)) - mean) / std)
+            loss = acts["relu2"].pow(2).mean()
+            loss.backward()
+            with torch.no_grad():
+                x += 0.05 * x.grad / (x.grad.abs().mean() + 1e-8)
+                x.clamp_(0, 1)
+            x.grad.zero_()
+            losses.append(loss.item())
+            step += 1
+        detail = x.detach() - octave_base
+    handle.remove()
+    net(base)
+    return dict(init=init, losses=losses, dream=x.detach(), detail=detail, frozen=[p.grad for p in net.parameters()],
+                hooked=len(net[3]._forward_hooks))
+
+
+def test_deep_dream_octaves_jitter_forward_hook(torch):
+    both(torch, deep_dream)
+
+
+# ---- a ConvLSTM next-frame predictor: gates from one conv over cat([x, h]), then an autoregressive rollout -----
+def conv_lstm(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class ConvLSTMCell(nn.Module):
+        def __init__(self, cin, hidden, k=3):
+            super().__init__()
+            self.hidden = hidden
+            self.conv = nn.Conv2d(cin + hidden, 4 * hidden, k, padding=k // 2)
+
+        def forward(self, x, state):
+            h, c = state
+            i, f, o, g = torch.split(self.conv(torch.cat([x, h], dim=1)), self.hidden, dim=1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            return h, c
+
+        def init_hidden(self, batch, hw):
+            w = self.conv.weight
+            return (torch.zeros(batch, self.hidden, *hw, dtype=w.dtype, device=w.device),
+                    torch.zeros(batch, self.hidden, *hw, dtype=w.dtype, device=w.device))
+
+    class Predictor(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = ConvLSTMCell(1, 4)
+            self.head = nn.Conv2d(4, 1, 1)
+
+        def forward(self, frames, future):
+            b, t, _, hgt, wid = frames.shape
+            state = self.cell.init_hidden(b, (hgt, wid))
+            for k in range(t):
+                state = self.cell(frames[:, k], state)
+            preds = []
+            for _ in range(future):
+                frame = torch.sigmoid(self.head(state[0]))
+                preds.append(frame)
+                state = self.cell(frame, state)
+            return torch.stack(preds, dim=1)
+
+    model = Predictor()
+    init = start(model, init)
+    video = np.zeros((2, 6, 1, 6, 6))
+    for b, (r, c) in enumerate([(0, 0), (3, 1)]):
+        for t in range(6):
+            video[b, t, 0, r:r + 2, (c + t) % 5:(c + t) % 5 + 2] = 1.0
+    video = torch.tensor(video)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses, norms = [], []
+    for _ in range(3):
+        pred = model(video[:, :4], future=2)
+        loss = F.binary_cross_entropy(pred, video[:, 4:])
+        opt.zero_grad()
+        loss.backward()
+        norms.append(nn.utils.clip_grad_norm_(model.parameters(), 1.0))
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        rollout = model(video[:, :4], future=3)
+    return dict(init=init, losses=losses, norms=norms, rollout=rollout, params=list(model.parameters()),
+                grads=grads(model))
+
+
+def test_conv_lstm_next_frame_rollout(torch):
+    both(torch, conv_lstm)
+
+
+# ---- a JEM-style energy model: logsumexp energies, SGLD from a replay buffer with given noise and choices -----
+def energy_model(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    f = nn.Sequential(nn.Linear(2, 16), nn.SiLU(), nn.Linear(16, 3))
+    init = start(f, init)
+    rng = np.random.default_rng(13)
+    centers = np.array([[0.0, 1.5], [-1.3, -0.8], [1.3, -0.8]])
+    labels = rng.integers(0, 3, 12)
+    x_pos, y = torch.tensor(centers[labels] + 0.3 * rng.standard_normal((12, 2))), torch.tensor(labels)
+    buffer = torch.tensor(rng.uniform(-2, 2, (20, 2)))
+    opt = torch.optim.Adam(f.parameters(), lr=1e-2)
+    log = []
+    for it in range(3):
+        idx = torch.tensor(rng.integers(0, 20, 6))
+        fresh = torch.tensor(rng.uniform(-2, 2, (6, 2)))
+        reinit = torch.tensor(rng.random(6) < 0.05 * (it + 1) * 4)
+        x = torch.where(reinit[:, None], fresh, buffer[idx]).clone().requires_grad_(True)
+        for k in range(5):
+            score = torch.autograd.grad(torch.logsumexp(f(x), dim=1).sum(), [x])[0]
+            x.data += 1.0 * score + 0.01 * torch.tensor(rng.standard_normal((6, 2)))
+        x_neg = x.detach()
+        buffer[idx] = x_neg
+        logits = f(x_pos)
+        l_cls = F.cross_entropy(logits, y)
+        l_gen = -(torch.logsumexp(logits, 1).mean() - torch.logsumexp(f(x_neg), 1).mean())
+        loss = l_cls + l_gen
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        log.append([l_cls.item(), l_gen.item()])
+    energy = -torch.logsumexp(f(x_pos), dim=1)
+    return dict(init=init, log=log, buffer=buffer, energy=energy, params=list(f.parameters()), grads=grads(f))
+
+
+def test_jem_energy_sgld_replay_buffer(torch):
+    both(torch, energy_model)
