@@ -803,7 +803,7 @@ def energy_model(torch, init):
         fresh = torch.tensor(rng.uniform(-2, 2, (6, 2)))
         reinit = torch.tensor(rng.random(6) < 0.05 * (it + 1) * 4)
         x = torch.where(reinit[:, None], fresh, buffer[idx]).clone().requires_grad_(True)
-        for k in range(5):
+        for _ in range(5):
             score = torch.autograd.grad(torch.logsumexp(f(x), dim=1).sum(), [x])[0]
             x.data += 1.0 * score + 0.01 * torch.tensor(rng.standard_normal((6, 2)))
         x_neg = x.detach()
