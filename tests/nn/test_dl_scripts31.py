@@ -822,3 +822,244 @@ def energy_model(torch, init):
 
 def test_jem_energy_sgld_replay_buffer(torch):
     both(torch, energy_model)
+
+
+# ---- InfoGAN: given categorical and continuous codes, a Q head on D's trunk, CE plus Gaussian NLL for the codes --
+def infogan(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    Z, K, Cc = 3, 3, 2
+
+    class D(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.trunk = nn.Sequential(nn.Linear(2, 8), nn.LeakyReLU(0.1))
+            self.adv = nn.Linear(8, 1)
+            self.q = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+            self.q_logits, self.q_mu, self.q_logvar = nn.Linear(8, K), nn.Linear(8, Cc), nn.Linear(8, Cc)
+
+        def forward(self, x):
+            h = self.trunk(x)
+            q = self.q(h)
+            return self.adv(h).squeeze(1), self.q_logits(q), self.q_mu(q), self.q_logvar(q)
+
+    nets = nn.ModuleDict(dict(G=nn.Sequential(nn.Linear(Z + K + Cc, 8), nn.ReLU(), nn.Linear(8, 2)), D=D()))
+    init = start(nets, init)
+    G, Dnet = nets["G"], nets["D"]
+    opt_D = torch.optim.Adam(Dnet.parameters(), lr=2e-3, betas=(0.5, 0.999))
+    opt_G = torch.optim.Adam(itertools.chain(G.parameters(), Dnet.q.parameters(), Dnet.q_logits.parameters(),
+                                             Dnet.q_mu.parameters(), Dnet.q_logvar.parameters()), lr=1e-3,
+                             betas=(0.5, 0.999))
+    rng = np.random.default_rng(14)
+    bce = nn.BCEWithLogitsLoss()
+    log = []
+    for _ in range(3):
+        real = torch.tensor(rng.standard_normal((6, 2)) * 0.5 + [1.0, -1.0])
+        z = torch.tensor(rng.standard_normal((6, Z)))
+        cat = torch.tensor(rng.integers(0, K, 6))
+        cont = torch.tensor(rng.uniform(-1, 1, (6, Cc)))
+        fake = G(torch.cat([z, F.one_hot(cat, K).to(z.dtype), cont], dim=1))
+        opt_D.zero_grad()
+        adv_real, adv_fake = Dnet(real)[0], Dnet(fake.detach())[0]
+        loss_D = bce(adv_real, torch.ones_like(adv_real)) + bce(adv_fake, torch.zeros_like(adv_fake))
+        loss_D.backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        adv, logits, mu, logvar = Dnet(fake)
+        info_cat = F.cross_entropy(logits, cat)
+        info_cont = F.gaussian_nll_loss(mu, cont, logvar.exp())
+        loss_G = bce(adv, torch.ones_like(adv)) + info_cat + 0.1 * info_cont
+        loss_G.backward()
+        opt_G.step()
+        log.append([loss_D.item(), info_cat.item(), info_cont.item()])
+    grid = torch.cat([torch.zeros(K, Z, dtype=torch.float64), torch.eye(K, dtype=torch.float64),
+                      torch.linspace(-1, 1, K, dtype=torch.float64)[:, None].expand(K, Cc)], dim=1)
+    with torch.no_grad():
+        traversal = G(grid)
+    return dict(init=init, log=log, traversal=traversal, params=list(nets.parameters()), grads=grads(nets),
+                groups=[len(g["params"]) for g in opt_G.param_groups + opt_D.param_groups])
+
+
+def test_infogan_categorical_and_continuous_codes(torch):
+    both(torch, infogan)
+
+
+# ---- an Inception block with an auxiliary classifier: concatenated branches, an aux loss only in training ------
+def inception(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class BasicConv2d(nn.Module):
+        def __init__(self, cin, cout, **kwargs):
+            super().__init__()
+            self.conv = nn.Conv2d(cin, cout, bias=False, **kwargs)
+            self.bn = nn.BatchNorm2d(cout, eps=0.001)
+
+        def forward(self, x):
+            return F.relu(self.bn(self.conv(x)), inplace=True)
+
+    class Inception(nn.Module):
+        def __init__(self, cin):
+            super().__init__()
+            self.branch1 = BasicConv2d(cin, 2, kernel_size=1)
+            self.branch2 = nn.Sequential(BasicConv2d(cin, 2, kernel_size=1), BasicConv2d(2, 3, kernel_size=3, padding=1))
+            self.branch3 = nn.Sequential(BasicConv2d(cin, 1, kernel_size=1), BasicConv2d(1, 2, kernel_size=3, padding=1),
+                                         BasicConv2d(2, 2, kernel_size=3, padding=1))
+            self.branch4 = nn.Sequential(nn.MaxPool2d(3, stride=1, padding=1, ceil_mode=True),
+                                         BasicConv2d(cin, 1, kernel_size=1))
+
+        def forward(self, x):
+            return torch.cat([self.branch1(x), self.branch2(x), self.branch3(x), self.branch4(x)], 1)
+
+    class Net(nn.Module):
+        def __init__(self, num_classes=3, aux_logits=True):
+            super().__init__()
+            self.stem = BasicConv2d(3, 4, kernel_size=3, stride=2, padding=1)
+            self.inc1, self.inc2 = Inception(4), Inception(8)
+            self.aux = nn.Sequential(nn.AdaptiveAvgPool2d((2, 2)), nn.Flatten(), nn.Linear(32, num_classes)) \
+                if aux_logits else None
+            self.fc = nn.Linear(8, num_classes)
+            self.dropout = nn.Dropout(0.2)
+
+        def forward(self, x):
+            x = self.inc1(self.stem(x))
+            aux = self.aux(x) if self.aux is not None and self.training else None
+            x = self.inc2(x)
+            x = self.fc(self.dropout(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)) if not self.training
+                        else torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+            return (x, aux) if self.training else x
+
+    model = Net()
+    init = start(model, init)
+    rng = np.random.default_rng(15)
+    x, y = torch.tensor(rng.standard_normal((4, 3, 8, 8))), torch.tensor(rng.integers(0, 3, 4))
+    opt = torch.optim.RMSprop(model.parameters(), lr=1e-2, alpha=0.9, eps=1.0, momentum=0.9, weight_decay=1e-5)
+    losses = []
+    model.train()
+    for _ in range(2):
+        out, aux = model(x)
+        loss = F.cross_entropy(out, y) + 0.3 * F.cross_entropy(aux, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        logits = model(x)
+    feats = model.inc1(model.stem(x))
+    return dict(init=init, losses=losses, logits=logits, feats=feats, params=list(model.parameters()),
+                buffers=[b for _, b in model.named_buffers()], width=feats.shape[1])
+
+
+def test_inception_branches_concat_aux_classifier(torch):
+    both(torch, inception)
+
+
+# ---- a character-aware language model: char CNN word encoder, a highway layer, an LSTM over words, BPTT -------
+def char_aware_lm(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    words = "the cat sat on the mat the dog sat on the log".split()
+    vocab = sorted(set(words))
+    chars = sorted(set("".join(words)))
+    w2i, c2i = {w: i for i, w in enumerate(vocab)}, {c: i + 2 for i, c in enumerate(chars)}  # 0 pad, 1 word edge
+    L = max(len(w) for w in words) + 2
+
+    def spell(w):
+        ids = [1] + [c2i[c] for c in w] + [1]
+        return ids + [0] * (L - len(ids))
+
+    char_ids = torch.tensor([spell(w) for w in words])
+    word_ids = torch.tensor([w2i[w] for w in words])
+
+    class Highway(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.h, self.t = nn.Linear(d, d), nn.Linear(d, d)
+            nn.init.constant_(self.t.bias, -2.0)  # carry the input through at first
+
+        def forward(self, x):
+            t = torch.sigmoid(self.t(x))
+            return t * F.relu(self.h(x)) + (1 - t) * x
+
+    class CharLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(len(chars) + 2, 4, padding_idx=0)
+            self.convs = nn.ModuleList([nn.Conv1d(4, 3, k) for k in (2, 3)])
+            self.highway = Highway(6)
+            self.lstm = nn.LSTM(6, 8, batch_first=True)
+            self.out = nn.Linear(8, len(vocab))
+
+        def forward(self, chars_, hidden=None):
+            b, t, l = chars_.shape
+            e = self.emb(chars_.view(b * t, l)).transpose(1, 2)
+            w = torch.cat([torch.tanh(conv(e)).max(dim=2)[0] for conv in self.convs], dim=1)
+            out, hidden = self.lstm(self.highway(w).view(b, t, -1), hidden)
+            return self.out(out), hidden
+
+    model = CharLM()
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    bptt, hidden, losses, norms = 4, None, [], []
+    batch_chars, batch_words = char_ids[None], word_ids[None]
+    for i in range(0, len(words) - 1, bptt):
+        n = min(bptt, len(words) - 1 - i)
+        if hidden is not None:
+            hidden = tuple(h.detach() for h in hidden)  # truncated BPTT: keep the state, drop its history
+        logits, hidden = model(batch_chars[:, i:i + n], hidden)
+        loss = F.cross_entropy(logits.reshape(-1, len(vocab)), batch_words[:, i + 1:i + 1 + n].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        norms.append(nn.utils.clip_grad_norm_(model.parameters(), 0.25))
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        logits, _ = model(batch_chars)
+        ppl = torch.exp(F.cross_entropy(logits[0, :-1], word_ids[1:]))
+    return dict(init=init, losses=losses, norms=norms, ppl=ppl, hidden=list(hidden), params=list(model.parameters()))
+
+
+def test_char_aware_lm_highway_truncated_bptt(torch):
+    both(torch, char_aware_lm)
+
+
+# ---- super-resolution with a perceptual loss: PixelShuffle upsampling, a frozen feature net, feature MSEs ------
+def perceptual_sr(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    sr = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.PReLU(), nn.Conv2d(8, 3 * 4, 3, padding=1), nn.PixelShuffle(2))
+    features = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Conv2d(4, 6, 3, padding=1), nn.ReLU())
+    nets = nn.ModuleDict(dict(sr=sr, features=features))
+    init = start(nets, init)
+    features.eval().requires_grad_(False)
+    layers = {"1": 1.0, "6": 0.5}
+
+    def perceptual(a, b):
+        loss = 0
+        for name, module in features.named_children():
+            a, b = module(a), module(b)
+            if name in layers:
+                loss = loss + layers[name] * F.mse_loss(a, b)
+        return loss
+
+    rng = np.random.default_rng(16)
+    hr = torch.tensor(rng.random((2, 3, 8, 8)))
+    lr_img = F.avg_pool2d(hr, 2)
+    opt = torch.optim.Adam(sr.parameters(), lr=1e-3)
+    log = []
+    for _ in range(3):
+        out = sr(lr_img)
+        pix, perc = F.l1_loss(out, hr), perceptual(out, hr)
+        loss = pix + 0.1 * perc
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        log.append([pix.item(), perc.item()])
+    with torch.no_grad():
+        up = sr(lr_img).clamp(0, 1)
+        psnr = 10 * torch.log10(1 / F.mse_loss(up, hr))
+        bicubic = F.interpolate(lr_img, scale_factor=2, mode="bicubic", align_corners=False)
+    return dict(init=init, log=log, psnr=psnr, up=up, bicubic=bicubic, params=list(sr.parameters()), grads=grads(sr),
+                frozen=[p.grad is None and not p.requires_grad for p in features.parameters()])
+
+
+def test_super_resolution_pixel_shuffle_perceptual_loss(torch):
+    both(torch, perceptual_sr)
