@@ -1,5 +1,6 @@
 """Fixes found by the scripts of test_dl_scripts31.py (nn.DataParallel without a GPU; interpolate's and the adaptive
-poolings' checks of a size naming the wrong number of dims, in PyTorch's order), each checked against PyTorch."""
+poolings' checks of a size naming the wrong number of dims, in PyTorch's order; prelu's one channel below two dims),
+each checked against PyTorch."""
 import numpy as np
 import pytest
 
@@ -70,3 +71,12 @@ def test_adaptive_avg_pool2d_module_on_an_unbatched_vector(torch):
     for call in calls:
         assert outcome(minigrad, call) == outcome(torch, call)
         assert outcome(minigrad, call)[0] == "ValueError"
+
+
+@pytest.mark.parametrize("shape, n", [((3,), 3), ((1,), 3), ((3,), 1), ((), 1), ((), 3), ((2, 3), 3), ((2, 1), 3),
+                                      ((2, 3, 4), 3)])
+def test_prelu_counts_one_channel_below_two_dims(torch, shape, n):
+    def call(lib):
+        return lib.nn.functional.prelu(tensor(lib, shape), lib.tensor(np.full(n, 0.25)))
+
+    assert outcome(minigrad, call) == outcome(torch, call)
