@@ -705,6 +705,12 @@ def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype, antialias=Fal
     return a
 
 
+def _is_integer(x):
+    """An int as PyTorch's interpolate takes one in a size: a Python or numpy int, or an integer tensor."""
+    return isinstance(x, (int, np.integer)) or (hasattr(x, "dtype") and hasattr(x, "is_floating_point")
+                                                 and not x.is_floating_point())
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     """Resize the spatial dims: mode 'nearest', 'nearest-exact' or 'area' (3-D, 4-D or 5-D input), 'linear' (3-D),
@@ -715,8 +721,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     PyTorch's fixed-point rounding (no gradient)."""
     check_tensor(input, "input", "interpolate")
     modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
-    if mode == "lanczos":
-        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
     if align_corners is not None and mode in ("nearest", "nearest-exact", "area"):
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
@@ -730,6 +734,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
                              f"spatial dimensions of {list(sp)} and output size of {size}. Please provide input tensor "
                              "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+        if isinstance(size, (tuple, list)) and not all(_is_integer(o) for o in size):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
+                            f"but got size with types {[type(o) for o in size]}")
         size = expand_param(size, n, "size") if not isinstance(size, int) else (size,) * n
         scales = (None,) * n
         if recompute_scale_factor:
@@ -744,6 +751,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         size = tuple(int(math.floor(s * f)) for s, f in zip(sp, scales))
         if recompute_scale_factor:
             scales = (None,) * n
+    if mode == "lanczos":
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
     if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
                          "tensor as input")

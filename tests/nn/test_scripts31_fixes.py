@@ -80,3 +80,12 @@ def test_prelu_counts_one_channel_below_two_dims(torch, shape, n):
         return lib.nn.functional.prelu(tensor(lib, shape), lib.tensor(np.full(n, 0.25)))
 
     assert outcome(minigrad, call) == outcome(torch, call)
+
+
+@pytest.mark.parametrize("mode, size", [("nearest", (2.5, 2)), ("bilinear", [3.0, 3]), ("nearest", (np.int64(3), 5)),
+                                        ("lanczos", (2,)), ("bilinear", (2, True))])
+def test_interpolate_checks_the_sizes_types_and_length_first(torch, mode, size):
+    def call(lib):
+        return lib.nn.functional.interpolate(tensor(lib, (1, 1, 4, 4)), size=size, mode=mode)
+
+    assert outcome(minigrad, call) == outcome(torch, call)
