@@ -116,14 +116,18 @@ def tanhshrink(input):
 
 def prelu(input, weight):
     """x where x > 0, else weight x: `weight` one slope (numel 1) or one per channel (dim 1 of input).
-    Shapes: input (N, C, *) or (C,) ..., weight (1,) or (C,) -> like input."""
+    Shapes: input (N, C, *), weight (1,) or (C,) -> like input; an input of fewer dims has one channel."""
     check_tensor(input, "input", "prelu")
-    channels = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim == 1 else 1)
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() != 1 and input.ndim == 0:
+        raise RuntimeError("Not allow zero-dim input tensor.")
     if weight.numel() != 1 and weight.numel() != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                            f"{weight.numel()} and channel size = {channels}.")
     if input.ndim >= 2:  # (PyTorch's weight edge is this view of it, for one slope too)
         weight = weight.reshape((weight.numel(),) + (1,) * (input.ndim - 2))
+    elif input.ndim == 0:  # (a scalar stays one)
+        weight = weight.reshape(())
     return _prelu(input, weight)
 
 

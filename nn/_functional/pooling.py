@@ -522,15 +522,23 @@ def _average_matrix(n_in, n_out, dtype):  # row i averages [floor(i n_in / n_out
 def _adaptive_size(input, output_size, n, name):
     """output_size (an int, or n ints or None = keep) -> n ints, with PyTorch's checks for `name`."""
     check_tensor(input, "input", name)
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * n
+    if len(output_size) != n and name == "adaptive_avg_pool3d":  # (its size is checked before the rank)
+        raise RuntimeError(f"{name}: output_size must be {n}")
     if input.ndim not in (n + 1, n + 2):
         sep = ":" if name.startswith("adaptive_max") else ""
         raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got{sep} {list(input.shape)}")
-    if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size,) * n
     if len(output_size) != n:
         raise RuntimeError(f"{name}(): internal error: output_size.size() must be {n}" if name.startswith("adaptive_max")
                            else f"{name}: output_size must be {n}")
     return tuple(s if o is None else int(o) for o, s in zip(output_size, input.shape[-n:]))
+
+
+def _check_output_rank(input, output_size):
+    """PyTorch's first check of a sequence output_size: the input has more dims than it names."""
+    if isinstance(output_size, (tuple, list)) and hasattr(input, "ndim") and input.ndim <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
 
 
 def _check_adaptive_nonempty(input, name):
@@ -543,10 +551,12 @@ def _check_adaptive_nonempty(input, name):
 
 
 def _adaptive_avg_pool(input, output_size, n, name):
+    _check_output_rank(input, output_size)
     ones = (output_size,) * n if isinstance(output_size, int) else tuple(output_size or (None,))
     if len(ones) == n and all(o == 1 for o in ones) and getattr(input, "ndim", 0) and input.dtype.is_floating_point:
-        # PyTorch takes this case as a mean before any of its checks, so it accepts any rank
-        return input.mean(tuple(range(-n, 0)), keepdim=True)
+        # PyTorch takes this case as a mean before any of its checks, so it accepts any rank (the last dim
+        # first: a too-short input's error names the first one missing)
+        return input.mean(tuple(range(-1, -n - 1, -1)), keepdim=True)
     size = _adaptive_size(input, output_size, n, name)
     if min(size) < 0:
         shown = ", ".join(map(str, size)) if n == 2 else f"{size[0]}, " + ",".join(map(str, size[1:]))  # (sic)
@@ -695,6 +705,12 @@ def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype, antialias=Fal
     return a
 
 
+def _is_integer(x):
+    """An int as PyTorch's interpolate takes one in a size: a Python or numpy int, or an integer tensor."""
+    return isinstance(x, (int, np.integer)) or (hasattr(x, "dtype") and hasattr(x, "is_floating_point")
+                                                 and not x.is_floating_point())
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     """Resize the spatial dims: mode 'nearest', 'nearest-exact' or 'area' (3-D, 4-D or 5-D input), 'linear' (3-D),
@@ -705,22 +721,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     PyTorch's fixed-point rounding (no gradient)."""
     check_tensor(input, "input", "interpolate")
     modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
-    if mode == "lanczos":
-        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
     if align_corners is not None and mode in ("nearest", "nearest-exact", "area"):
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
-    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
-        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
-                         "tensor as input")
     n = input.ndim - 2
-    need = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
-    if n not in (1, 2, 3) or (mode == "bicubic" and n != 2):
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
-                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
-                                  f"nearest-exact (got {mode})")
-    if need is not None and n != need:
-        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {need + 2}D input")
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined" if size is not None else
                          "either size or scale_factor should be defined")
@@ -730,6 +734,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
                              f"spatial dimensions of {list(sp)} and output size of {size}. Please provide input tensor "
                              "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+        if isinstance(size, (tuple, list)) and not all(_is_integer(o) for o in size):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
+                            f"but got size with types {[type(o) for o in size]}")
         size = expand_param(size, n, "size") if not isinstance(size, int) else (size,) * n
         scales = (None,) * n
         if recompute_scale_factor:
@@ -737,13 +744,25 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     else:
         scales = tuple(float(s) for s in (scale_factor if isinstance(scale_factor, (tuple, list)) else
                                           (scale_factor,) * n))
-        if len(scales) != n:
+        if isinstance(scale_factor, (tuple, list)) and len(scales) != n:
             raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
                              f"with spatial dimensions of {list(sp)} and scale_factor of shape {scale_factor}. Please provide input "
                              "tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
         size = tuple(int(math.floor(s * f)) for s, f in zip(sp, scales))
         if recompute_scale_factor:
             scales = (None,) * n
+    if mode == "lanczos":
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
+    need = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
+    if n not in (1, 2, 3) or (mode == "bicubic" and n != 2):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    if need is not None and n != need:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {need + 2}D input")
     if mode != "area" and min(min(size), min(sp)) <= 0:  # (area's adaptive pooling takes an output of size 0)
         names = "DHW"[3 - n:]
         ins, outs = (", ".join(f"{c}: {v}" for c, v in zip(names, vals)) for vals in (sp, size))
@@ -810,6 +829,7 @@ def _adaptive_max_indices(xd, size):
 
 
 def _adaptive_max_pool(input, output_size, return_indices, n, name):
+    _check_output_rank(input, output_size)
     size = _adaptive_size(input, output_size, n, name)
     lead = tuple(input.shape[:-n])
     _check_adaptive_nonempty(input, name)
