@@ -4,6 +4,7 @@ capture (compile) time, peak RSS.
     python bench/compile_bench.py                      # baby, a small GPT, a small MLP; 30 steps each
     python bench/compile_bench.py --preset tiny --steps 5 --no-torch-compile
     python bench/compile_bench.py --interleaved        # and eager/compiled alternating in one process
+    python bench/compile_bench.py --interleaved --kinds rnn bow   # issue 30's small kinds (and these only)
 
 Each (model, mode) runs in its own worker process, so each peak RSS is its own. A step is the
 whole training step (forward, backward, AdamW step, zero_grad) with dropout 0.1, compiled whole
@@ -11,7 +12,10 @@ whole training step (forward, backward, AdamW step, zero_grad) with dropout 0.1,
 outside ("module": the forward replayed as one op with its own backward, aot.py); the first call
 (minigrad's capture, torch.compile's compile) is timed apart and left out of the steps/s, which is
 the median of the timed steps. PyTorch runs nanoGPT's model (bench/nanogpt_torch.py) on the same
-config. The CPU is named; the speed-ups are against eager minigrad of the same run. "steps peak" is
+config. The CPU is named; the speed-ups are against eager minigrad of the same run. With --interleaved,
+issue 30's small models (bench/small_models_bench.py's kinds of the same names: char RNN and GRU loops,
+their cells written out, a bag of words, a 2-layer transformer of width 64) are compared too, eager
+against compiled whole. "steps peak" is
 the arrays' peak (tracemalloc) over three steps after the timed ones: the capture's left out.
 """
 import argparse
@@ -30,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from bench.train_bench import PRESETS, batches, model_config, peak_rss_mib  # noqa: E402
 
 MLP = dict(width=128, depth=4, batch_size=64, inputs=64, classes=10)
+SMALL_KINDS = ("rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer")  # issue 30's, small_models_bench's
 SMALL = dict(n_layer=2, n_head=4, n_embd=64, block_size=64, batch_size=12, vocab_size=65)  # the issue's small GPT
 
 
@@ -209,6 +214,32 @@ def interleaved(model, steps, rounds=5):
     return best
 
 
+def interleaved_small(kind, steps, rounds=5):
+    """A small_models_bench kind, eager and compiled (two copies from one seed) alternating in one
+    process: {mode: best s/step}."""
+    import minigrad
+
+    from bench.small_models_bench import build, minigrad_as_torch
+
+    minigrad.backends.tune_process()
+    torch = minigrad_as_torch()
+    torch.manual_seed(0)
+    eager = build(torch, kind)
+    torch.manual_seed(0)
+    modes = (("eager", eager), ("compiled", minigrad.compile(build(torch, kind))))
+    for _ in range(2):
+        for _, f in modes:
+            f()
+    best = dict.fromkeys(dict(modes), float("inf"))
+    for _ in range(rounds):
+        for mode, f in modes:
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                f()
+            best[mode] = min(best[mode], (time.perf_counter() - t0) / steps)
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="baby", choices=sorted(PRESETS))
@@ -217,11 +248,15 @@ def main():
     ap.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (its compile is slow)")
     ap.add_argument("--interleaved", action="store_true",
                     help="also eager and compiled alternating in one process (best of 5 rounds)")
+    ap.add_argument("--kinds", nargs="*", default=None, choices=SMALL_KINDS,
+                    help="with --interleaved: the small models compared (default all; alone when given)")
     ap.add_argument("--worker", nargs=2, metavar=("MODEL", "MODE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker[0], args.worker[1], args.steps)))
         return
+    if args.interleaved and args.kinds:
+        return print_small(args.kinds, args.steps)
     print(f"CPU: {_cpu_name()}; {args.steps} steps per run")
     modes = ["eager", "compiled", "module"] + ([] if args.no_torch else ["torch"]) + \
         ([] if args.no_torch or args.no_torch_compile else ["torch.compile"])
@@ -249,6 +284,16 @@ def main():
             print(f"{model:>18}  eager {best['eager'] * 1e3:8.2f} ms  compiled {best['compiled'] * 1e3:8.2f} ms "
                   f"{best['eager'] / best['compiled']:5.2f}x  module {best['module'] * 1e3:8.2f} ms "
                   f"{best['eager'] / best['module']:5.2f}x")
+        print_small(SMALL_KINDS, args.steps)
+
+
+def print_small(kinds, steps):
+    print(f"CPU: {_cpu_name()}; small models, eager and compiled alternating in one process, best of 5 rounds of "
+          f"{steps} steps:")
+    for kind in kinds:
+        best = interleaved_small(kind, steps)
+        print(f"{kind:>18}  eager {best['eager'] * 1e3:8.3f} ms  compiled {best['compiled'] * 1e3:8.3f} ms "
+              f"{best['eager'] / best['compiled']:5.2f}x", flush=True)
 
 
 if __name__ == "__main__":
