@@ -126,7 +126,9 @@ class Tensor:
     def __deepcopy__(self, memo):
         if self.grad_fn is not None and self._requires_grad:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
-                               "protocol at the moment")
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a minigrad.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
         import copy
 
         new = type(self).__new__(type(self))

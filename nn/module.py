@@ -19,7 +19,7 @@ from minigrad.tensor import _TO_OVERLOADS, dtype_argument, invalid_arguments, is
 from minigrad.autograd import recording
 from minigrad.device import device as Device
 from minigrad.device import array_module, module_for, to_device
-from minigrad.ops.conversion import warn_complex_to_real
+from minigrad.ops.conversion import to_copy, warn_complex_to_real
 
 from . import hooks
 from .parameter import Buffer, Parameter
@@ -514,13 +514,26 @@ class Module:
         _zero_grad(self.parameters(), set_to_none)
 
     # ---- devices and dtypes -------------------------------------------------------------
-    def _apply(self, convert, recurse=True):
+    def _apply(self, convert, recurse=True, recorded=True):
         """Replace the array of every parameter, buffer and gradient by `convert(array)`, in place (recurse:
         also the descendants').
 
         The Tensor objects stay the same, so an optimizer built before `to()` keeps working.
-        Shared (tied) tensors are converted once."""
+        Shared (tied) tensors are converted once. A buffer that requires grad is replaced instead, as
+        PyTorch converts buffers outside no_grad: by the conversion's output (recorded: a ToCopyBackward0
+        non-leaf under grad mode), or by a new leaf that does not require grad (recorded=False: to_empty's)."""
+        replaced = {}  # id of a buffer that requires grad -> its converted replacement
+        for module in self.modules() if recurse else (self,):
+            for name, b in module._buffers.items():
+                if b is not None and b.requires_grad and id(b) not in replaced and (new := convert(b.array)) is not b.array:
+                    replaced[id(b)] = to_copy(b, dtype=new.dtype, copy=True) if recorded else Tensor._wrap(new)
+                    replaced[id(b)].array = new  # (the conversion's own array: its device and layout)
+                if b is not None and id(b) in replaced:
+                    module._buffers[name] = replaced[id(b)]
+        done = {id(t) for t in replaced.values()}
         for t in itertools.chain(self.parameters(recurse), self.buffers(recurse)):
+            if id(t) in done:
+                continue
             new = convert(t.array)
             if new is not t.array:
                 t.array = new
@@ -584,7 +597,7 @@ class Module:
             new = array_module(a).empty_like(a)
             return new if device is None else to_device(new, device)
 
-        return self._apply(convert, recurse)
+        return self._apply(convert, recurse, recorded=False)
 
     def type(self, dst_type):
         """Every parameter and buffer (integer ones too, unlike `to(dtype)`) converted to `dst_type`: a dtype,

@@ -721,7 +721,8 @@ class MedianAll(reduction.MaxAll):
         xp = array_module(a.array)
         x = a.array.reshape(-1)
         if not x.size:  # (PyTorch's median of nothing: NaN, or an integer type's least value)
-            return xp.full((), xp.nan if x.dtype.kind == "f" else np.iinfo(x.dtype).min, dtype=x.dtype)
+            least = True if x.dtype == np.bool_ else np.iinfo(x.dtype).min if x.dtype.kind in "iu" else xp.nan
+            return xp.full((), least, dtype=x.dtype)
         if x.dtype.kind == "f":
             nan = xp.isnan(x)
             if nan.any():
@@ -744,14 +745,20 @@ def _median_all(cls, input):
     return cls.apply(input, cls is NanmedianAll)
 
 
+def _refuse_bool_median(input, dim):
+    """PyTorch's refusal of a bool median, after its checks of the dim (an empty reduction dim fails first, and
+    the whole tensor's median of nothing is not refused: NaN, True as a bool)."""
+    if dim is not None:
+        reduction._nonempty_dims("median", input, (normalize_dim(dim, input.array.ndim),))
+    if input.array.dtype == np.bool_ and (dim is not None or input.array.size):  # (its kernels' names)
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
+
+
 def median(input, dim=None, keepdim=False):
     """The lower median (PyTorch's: no averaging of the middle two); NaN where there is a NaN."""
     if input.array.dtype.kind == "c":
         complex_ops.refuse("median" if dim is None else "median_dim", input)
-    if dim is not None:
-        normalize_dim(dim, input.array.ndim)
-    if input.array.dtype == np.bool_:  # (PyTorch's kernel names: the whole tensor's, or along a dim)
-        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
+    _refuse_bool_median(input, dim)
     if dim is None:
         return _median_all(MedianAll, input)
     return _median_dim(input, dim, keepdim)
@@ -761,10 +768,7 @@ def nanmedian(input, dim=None, keepdim=False):
     """median, leaving NaNs out."""
     if input.array.dtype.kind == "c":
         complex_ops.refuse("median" if dim is None else "median_dim", input)
-    if dim is not None:
-        normalize_dim(dim, input.array.ndim)
-    if input.array.dtype == np.bool_:  # (PyTorch's kernel names: the whole tensor's, or along a dim)
-        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
+    _refuse_bool_median(input, dim)
     if dim is None:
         return _median_all(NanmedianAll, input)
     return _nanmedian_dim(input, dim, keepdim)
@@ -790,6 +794,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     reduction._nonempty_dims("kthvalue", input, (d,))
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if input.array.dtype == np.bool_ and input.array.ndim:  # (PyTorch's kernel refuses bool; a 0-d input never reaches it)
+        raise NotImplementedError('"kthvalue_cpu" not implemented for \'Bool\'')
     return _sorted_stat(input, d, keepdim, lambda n: k - 1, "kthvalue")
 
 

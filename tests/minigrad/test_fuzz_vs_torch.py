@@ -433,6 +433,7 @@ def test_random_programs_match_torch(program):
     ((0, 3), "float32", [("shape", "index_add", 58674)]),
     ((4, 2, 4), "bool", [("binary", "lt", (), "float32", 2), ("shape", "scatter_reduce", 24397)]),
     ((), "float64", [("reduction", "flip", 1, False)]),  # a 0-d tensor's dims are checked
+    ((1, 0), "float64", [("reduction", "all", 0, False), ("reduction", "median_dim", 0, False)]),  # empty dim, then bool
 ])
 def test_fuzzer_regressions(program):
     check(*program)
