@@ -407,10 +407,8 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return to_device(self.array, "cpu")
 
-    def item(self, *extra):  # (extra: PyTorch's words for them, a C method's, not Python's, which count self)
+    def item(self):
         """The value of a one-element tensor as a Python number."""
-        if extra:
-            raise TypeError(f"TensorBase.item() takes no arguments ({len(extra)} given)")
         recording.escape("Tensor.item() (or float/int/bool of a tensor)")
         if self.array.size != 1:
             raise RuntimeError(f"a Tensor with {self.array.size} elements cannot be converted to Scalar")
@@ -616,10 +614,8 @@ class Tensor:
             self._post_accumulate_grad_hooks = {}
         return add_hook(self._post_accumulate_grad_hooks, hook)
 
-    def detach(self, *extra):
+    def detach(self):
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""
-        if extra:
-            raise TypeError(f"TensorBase.detach() takes no arguments ({len(extra)} given)")
         # (in a forward-AD level, an array of its own: tangents are keyed by array, and a detached tensor has none)
         a = self.array if _function.dual_apply is None else self.array.view()
         t = Tensor._wrap(a, version_counter=self._version_counter)

@@ -335,7 +335,7 @@ def _bind_methods(Tensor):
         logical_or=logical_or, isnan=isnan, isinf=isinf, isfinite=isfinite, allclose=allclose, equal=equal,
         sum=sum, mean=mean, var=var, std=std, max=max, min=min, amax=amax, amin=amin, argmax=argmax, argmin=argmin,
         logsumexp=logsumexp, softmax=softmax, log_softmax=log_softmax, all=all, any=any, prod=prod, norm=norm,
-        reshape=reshape, view=view, flatten=flatten, unflatten=unflatten, permute=permute, transpose=_method_form(transpose),
+        reshape=reshape, view=view, flatten=flatten, unflatten=unflatten, permute=permute, transpose=transpose,
         t=t, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand, expand_as=expand_as, contiguous=contiguous,
         clone=_method_form(clone), split=_split_method, chunk=chunk, unbind=unbind, tril=tril, triu=triu, matmul=matmul, mm=mm, bmm=bmm,
         dot=dot, gather=gather, index_select=index_select, topk=indexing.topk_method, sort=sort, multinomial=multinomial,

@@ -368,10 +368,8 @@ def permute(input, *dims, **kw):
     return _share_version(Permute.apply(input, dims), input)
 
 
-def transpose(input, dim0, dim1, *extra, _method=False):
+def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
-    if extra:
-        raise extra_positional("transpose", 3, extra, _method)
     nd = input.array.ndim
     try:
         d0 = dim0 if 0 <= dim0 < nd else normalize_dim(dim0, nd)  # (an in-range dim needs no call)

@@ -21,11 +21,7 @@ def _same_error(call):
 ARITY = {
     "clone_method": lambda L: L.ones(2).clone(1),
     "clone_function": lambda L: L.clone(L.ones(2), 1),
-    "detach_method": lambda L: L.ones(2).detach(1, 2),
-    "item_method": lambda L: L.ones(1).item(0),
-    "transpose_method": lambda L: L.ones(2, 3).transpose(0, 1, 2),
     "transpose_function": lambda L: L.transpose(L.ones(2, 3), 0, 1, 2),
-    "transpose_inplace": lambda L: L.ones(2, 3).transpose_(0, 1, 2),
     "unsqueeze_none": lambda L: L.ones(2).unsqueeze(),
     "unsqueeze_two": lambda L: L.ones(2).unsqueeze(0, 1),
     "unsqueeze_function_none": lambda L: L.unsqueeze(L.ones(2)),
