@@ -549,10 +549,7 @@ def expand(input, *sizes, **kw):
                 f"dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shape)}"
             )
         target[i] = s
-    target = tuple(target)
-    if target == shape:
-        return input
-    return _share_version(Expand.apply(input, target), input)
+    return _share_version(Expand.apply(input, tuple(target)), input)  # (a new view even to the same shape, as PyTorch's)
 
 
 def expand_as(input, other):

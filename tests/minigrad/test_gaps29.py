@@ -43,3 +43,15 @@ def test_argument_count_fix_keeps_the_calls_that_fit():
     assert mg.transpose(t, 1, 0).tolist() == torch.transpose(x, 1, 0).tolist()
     assert t.clone(memory_format=mg.contiguous_format).tolist() == x.clone(memory_format=torch.contiguous_format).tolist()
     assert t[0, 1].item() == x[0, 1].item() and t.detach().tolist() == x.detach().tolist()
+
+
+@pytest.mark.parametrize("call", ["t.expand(2, 3)", "t.expand_as(t)", "t.expand(-1, 3)", "L.broadcast_to(t, (2, 3))",
+                                  "t.reshape(2, 3)", "t.view(2, 3)", "t.contiguous()", "t.to(L.float32)", "t.float()",
+                                  "t.detach()"])
+def test_same_shape_views_are_new_tensors_where_pytorch_makes_them(call):
+    def answer(L):
+        t = L.ones(2, 3, requires_grad=True) * 1
+        out = eval(call, {"L": L, "t": t})
+        out.sum().backward() if out.requires_grad else None
+        return out is t, type(out.grad_fn).__name__, out.shape == t.shape
+    assert answer(mg) == answer(torch)
