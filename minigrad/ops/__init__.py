@@ -79,6 +79,7 @@ from .scatter import index_add, index_reduce, scatter, scatter_add, scatter_redu
 from .scatter import index_add_ as _index_add_, index_reduce_ as _index_reduce_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
 from .scatter import make_inplace as _make_inplace
 from .scatter import index_put_read as _index_put_read, index_read as _index_read, tensors_read as _tensors_read
+from ._util import arity_error as _arity_error
 from ._util import method_form as _method_form
 from ._util import operator_form as _op
 from ._util import type_name as _type_name
@@ -184,7 +185,7 @@ def _numpy_names(fn, renames=None, method=False):
         except TypeError as e:  # (a dim that is no int, a keyword the op has not: PyTorch's parser's words,
             # unless the op said them already, of an argument before dim)
             error = None if str(e).startswith(f"{fn.__name__}(): argument") else \
-                _dim_type_error(fn.__name__, params, args, kwargs, method)
+                _arity_error(e, fn.__name__, inspect.unwrap(fn), method) or _dim_type_error(fn.__name__, params, args, kwargs, method)
             if error is None:
                 raise
             raise error from None
@@ -336,7 +337,7 @@ def _bind_methods(Tensor):
         logsumexp=logsumexp, softmax=softmax, log_softmax=log_softmax, all=all, any=any, prod=prod, norm=norm,
         reshape=reshape, view=view, flatten=flatten, unflatten=unflatten, permute=permute, transpose=transpose,
         t=t, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand, expand_as=expand_as, contiguous=contiguous,
-        clone=clone, split=_split_method, chunk=chunk, unbind=unbind, tril=tril, triu=triu, matmul=matmul, mm=mm, bmm=bmm,
+        clone=_method_form(clone), split=_split_method, chunk=chunk, unbind=unbind, tril=tril, triu=triu, matmul=matmul, mm=mm, bmm=bmm,
         dot=dot, gather=gather, index_select=index_select, topk=indexing.topk_method, sort=sort, multinomial=multinomial,
         view_as=lambda self, other: view(self, other.shape),
         reshape_as=lambda self, other: reshape(self, other.shape),

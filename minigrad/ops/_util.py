@@ -3,6 +3,7 @@ import builtins
 import functools
 import math
 import operator
+import re
 import sys
 import types
 from collections import namedtuple
@@ -109,7 +110,41 @@ def _return_type_repr(self):
 
 def too_many_positional(name, takes, given):
     """PyTorch's text for a call given more positional arguments than it takes (self not counted in a method's)."""
-    return f"{name}() takes {takes} positional argument{'' if takes == 1 else 's'} but {given} were given"
+    return f"{name}() takes {takes} positional argument{'' if takes == 1 else 's'} but {given} " \
+           f"{'was' if given == 1 else 'were'} given"
+
+
+def extra_positional(name, takes, extra, method):
+    """PyTorch's TypeError for a call of op `name`, which takes `takes` positional arguments (input among them), given
+    `extra` more: a method's counted without self (the op's `*extra` catches them: Python's count would have self)."""
+    return TypeError(too_many_positional(name, takes - method, takes + len(extra) - method))
+
+
+_PY_TAKES = re.compile(r"[\w.]+\(\) takes (?:(\d+)|from (\d+) to (\d+)) positional arguments? but (\d+) "
+                       r"(?:was|were) given")
+_PY_MISSING = re.compile(r"[\w.]+\(\) missing (\d+) required positional arguments?: (.*)")
+
+
+def arity_error(error, name, called, method):
+    """PyTorch's argument parser's words for Python's own TypeError `error`, raised by the call of function
+    `called` (op `name`) in the frame that caught it, given too many or too few positional arguments (a method's
+    counted without self, as PyTorch's C methods are); else None."""
+    text, m = str(error), 1 if method else 0
+    if error.__traceback__.tb_next is not None or not text.startswith(f"{called.__qualname__}() "):
+        return None  # (raised inside the op: its own words, or another function's)
+    took = _PY_TAKES.fullmatch(text)
+    if took is not None:
+        takes, low, high, given = took.groups()
+        if takes is not None:
+            return TypeError(too_many_positional(name, int(takes) - m, int(given) - m))
+        return TypeError(f"{name}() takes from {int(low) - m} to {int(high) - m} positional arguments but "
+                         f"{int(given) - m} were given")
+    missing = _PY_MISSING.fullmatch(text)
+    if missing is not None:  # (PyTorch's plural for one missing argument, singular for more, quoted as it quotes)
+        count, names = int(missing.group(1)), re.findall(r"'(\w+)'", missing.group(2))
+        return TypeError(f"{name}() missing {count} required positional argument{'s' if count == 1 else ''}: "
+                         + ", ".join(f'"{n}"' for n in names))
+    return None
 
 
 _OPERATOR_FORMS = {}  # id of an operator form's own code object -> (its symbol, whether reflected)

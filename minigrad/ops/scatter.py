@@ -683,10 +683,10 @@ def make_view_inplace(fn, name):
             check_inplace(self)
         try:
             out = fn(self, *args, **kwargs)
-        except RuntimeError as e:  # (PyTorch's texts name the in-place form: "t_() expects ...")
+        except (RuntimeError, TypeError) as e:  # (PyTorch's texts name the in-place form: "t_() expects ...")
             if not str(e).startswith(name + "()"):
                 raise
-            raise RuntimeError(name + "_" + str(e)[len(name):]) from None
+            raise type(e)(name + "_" + str(e)[len(name):]) from None
         self.array = out.array
         counter = self._version_counter
         counter[0] += 1  # (a new shape is a change a saved tensor must see, as PyTorch counts it)

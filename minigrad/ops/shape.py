@@ -20,7 +20,7 @@ from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
 from ..tensor import (Tensor, channels_last_contiguous, dtype_argument, int_argument, invalid_arguments,
                       is_dtype_argument, memory_format_argument, size_type_error)
-from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array, type_name
+from ._util import broadcast_view, cast, extra_positional, normalize_dim, sizes_or_keyword, sum_to, sum_to_array, type_name
 from .conversion import laid_out
 from .out import out_call
 
@@ -549,10 +549,7 @@ def expand(input, *sizes, **kw):
                 f"dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shape)}"
             )
         target[i] = s
-    target = tuple(target)
-    if target == shape:
-        return input
-    return _share_version(Expand.apply(input, target), input)
+    return _share_version(Expand.apply(input, tuple(target)), input)  # (a new view even to the same shape, as PyTorch's)
 
 
 def expand_as(input, other):
@@ -581,9 +578,11 @@ class Clone(Function):
         return (lambda x: (laid_out(x, fmt), None)), (lambda saved, g: (g,))
 
 
-def clone(input, *, memory_format=None):
+def clone(input, *extra, memory_format=None, _method=False):
     """A copy with its own memory (recorded: gradients flow back to `input`), laid out as `memory_format`
     says (by default preserve_format: a dense tensor's strides kept)."""
+    if extra:
+        raise extra_positional("clone", 1, extra, _method)
     if memory_format is None:  # (the usual call)
         return Clone.apply(input, "preserve_format")
     fmt = memory_format_argument(input, "clone", memory_format) or memory_format

@@ -527,13 +527,13 @@ DELIBERATE = {
                             "what a state_dict must be"),
 }
 _ARITY = ("Python's own count of a method's arguments (self among them, its words): PyTorch's methods are C "
-          "functions, counted without self")
+          "functions, counted without self; a plain method's catching extra arguments itself (`*extra`) would cost "
+          "its every call CPython's specialized call path")
 # differences kept for now, each with why
 KEPT = {
+    "detach_argument": _ARITY, "item_argument": _ARITY, "transpose_three": _ARITY,
     "add_list": "the method's parser text (argument 'other' at position 1) is not yet produced: add() does not know "
                 "whether it serves the method or the function",
-    "clone_positional": _ARITY, "detach_argument": _ARITY, "item_argument": _ARITY, "transpose_three": _ARITY,
-    "unsqueeze_no_dim": _ARITY,
     "autocast_cpu_float16": "minigrad's autocast is accepted and does nothing (docs/api.md): ops keep their dtypes",
     "cuda_float_tensor": "minigrad.cuda has no legacy tensor types (FloatTensor and kin) yet",
     "module_to_bad_type": "PyTorch's Module.to(3.5) passes silently; minigrad refuses it with to()'s overloads",
