@@ -396,9 +396,11 @@ def normalize_dims(dim, ndim):
     """A tuple of dims for a reduction; None means all."""
     if type(dim) is builtins.int and -ndim <= dim < ndim:  # (the usual, `h.sum(0)`: one test)
         return (dim % ndim,)
+    if dim is None:  # (the other usual, `loss.sum()`: before the type check)
+        return tuple(range(ndim))
     if isinstance(dim, (builtins.str, builtins.float)):  # (not a sequence of dims: the op's wrapper names it)
         raise TypeError(f"argument 'dim' must be int, not {type_name(dim)}")
-    if dim is None or (not isinstance(dim, (builtins.int, np.integer)) and len(dim) == 0):
+    if not isinstance(dim, (builtins.int, np.integer)) and len(dim) == 0:
         return tuple(range(ndim))  # PyTorch: an empty dim list reduces over all dims
     if isinstance(dim, (builtins.int, np.integer)):
         d = normalize_dim(builtins.int(dim), ndim)

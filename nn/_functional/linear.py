@@ -168,7 +168,7 @@ def linear(input, weight, bias=None):
     check_tensor_arg(weight, "linear", "weight", 2)
     x, w = input.array, weight.array
     if x.shape[-1:] != w.shape[1:] or w.ndim != 2 or x.dtype != w.dtype or x.dtype.kind == "c" or (
-            bias is not None and (bias.array.dtype != w.dtype or bias.array.shape != w.shape[:1])):
+            bias is not None and (bias.array.dtype != w.dtype or bias.array.ndim != 1 or len(bias.array) != len(w))):
         if x.ndim and w.ndim == 1 and x.shape[-1] == w.shape[0] and x.dtype == w.dtype:  # a vector: input @ w
             out = input @ weight
             return out if bias is None else out + bias
