@@ -1,5 +1,5 @@
 """The node an op records, as PyTorch records it (grad_fn's name and next_functions one level down), with the
-values and gradients alongside: the *_copy ops, ..."""
+values and gradients alongside: the *_copy ops, tensorinv, ..."""
 import numpy as np
 import pytest
 
@@ -43,6 +43,9 @@ OPS = {  # name: (op, its inputs (float64 or complex128, each requiring grad))
     "unfold_copy": (lambda L, a: L.unfold_copy(a, 1, 2, 1), [A]),
     "as_strided_copy": (lambda L, a: L.as_strided_copy(a, (2, 2), (4, 1)), [A]),
     "view_as_real_copy": (lambda L, a: L.view_as_real_copy(a), [C]),
+    "tensorinv": (lambda L, a: L.linalg.tensorinv(a, 1), [rng.standard_normal((4, 2, 2)) + 3 * np.eye(4).reshape(4, 2, 2)]),
+    "tensorinv ind=2": (lambda L, a: L.linalg.tensorinv(a, 2),
+                        [rng.standard_normal((2, 2, 2, 2)) + 3 * np.eye(4).reshape(2, 2, 2, 2)]),
 }
 
 
