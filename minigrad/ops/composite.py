@@ -2189,6 +2189,7 @@ def index_put_into(arr, indices, values, accumulate=False):
     return True
 
 
+@composite_node("SelectScatterBackward0")
 def select_scatter(input, src, dim, index):
     """A copy of `input` with `src` written at `index` of `dim`."""
     d = normalize_dim(dim, input.array.ndim)
@@ -2197,6 +2198,7 @@ def select_scatter(input, src, dim, index):
     return out
 
 
+@composite_node("SliceScatterBackward0")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of `input` with `src` written at start:end:step of `dim`."""
     d = normalize_dim(dim, input.array.ndim)
@@ -2205,6 +2207,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     return out
 
 
+@composite_node("DiagonalScatterBackward0")
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of `input` with `src` written on the diagonal (offset, dim1, dim2)."""
     nd = input.array.ndim

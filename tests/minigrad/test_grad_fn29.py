@@ -1,5 +1,5 @@
 """The node an op records, as PyTorch records it (grad_fn's name and next_functions one level down), with the
-values and gradients alongside: the *_copy ops, tensorinv, ..."""
+values and gradients alongside: the *_copy ops, the *_scatter ops, tensorinv"""
 import numpy as np
 import pytest
 
@@ -43,6 +43,10 @@ OPS = {  # name: (op, its inputs (float64 or complex128, each requiring grad))
     "unfold_copy": (lambda L, a: L.unfold_copy(a, 1, 2, 1), [A]),
     "as_strided_copy": (lambda L, a: L.as_strided_copy(a, (2, 2), (4, 1)), [A]),
     "view_as_real_copy": (lambda L, a: L.view_as_real_copy(a), [C]),
+    "select_scatter": (lambda L, a, v: L.select_scatter(a, v, 1, -1), [A, A[:, 0]]),
+    "slice_scatter": (lambda L, a, v: L.slice_scatter(a, v, 1, 1, 4, 2), [A, A[:, :2]]),
+    "diagonal_scatter": (lambda L, a, v: L.diagonal_scatter(a, v, 1), [A, A[0, :3]]),
+    "diagonal_scatter dims": (lambda L, a, v: L.diagonal_scatter(a, v, 0, 1, 0), [A, A[0, :3]]),
     "tensorinv": (lambda L, a: L.linalg.tensorinv(a, 1), [rng.standard_normal((4, 2, 2)) + 3 * np.eye(4).reshape(4, 2, 2)]),
     "tensorinv ind=2": (lambda L, a: L.linalg.tensorinv(a, 2),
                         [rng.standard_normal((2, 2, 2, 2)) + 3 * np.eye(4).reshape(2, 2, 2, 2)]),
