@@ -1,5 +1,5 @@
 """The node an op records, as PyTorch records it (grad_fn's name and next_functions one level down), with the
-values and gradients alongside: the *_copy ops, the *_scatter ops, tensorinv"""
+values and gradients alongside: the *_copy ops, the *_scatter ops, tensorinv, margin_ranking_loss"""
 import numpy as np
 import pytest
 
@@ -47,6 +47,10 @@ OPS = {  # name: (op, its inputs (float64 or complex128, each requiring grad))
     "slice_scatter": (lambda L, a, v: L.slice_scatter(a, v, 1, 1, 4, 2), [A, A[:, :2]]),
     "diagonal_scatter": (lambda L, a, v: L.diagonal_scatter(a, v, 1), [A, A[0, :3]]),
     "diagonal_scatter dims": (lambda L, a, v: L.diagonal_scatter(a, v, 0, 1, 0), [A, A[0, :3]]),
+    "margin_ranking_loss none": (lambda L, a, b: L.nn.functional.margin_ranking_loss(
+        a, b, L.tensor([1.0, -1.0, 1.0, -1.0]), 0.5, reduction="none"), [A[0], A[1]]),
+    "margin_ranking_loss none, no margin": (lambda L, a, b: L.nn.functional.margin_ranking_loss(
+        a, b, L.tensor([1.0, -1.0, 1.0, -1.0]), reduction="none"), [A[0], A[1]]),
     "tensorinv": (lambda L, a: L.linalg.tensorinv(a, 1), [rng.standard_normal((4, 2, 2)) + 3 * np.eye(4).reshape(4, 2, 2)]),
     "tensorinv ind=2": (lambda L, a: L.linalg.tensorinv(a, 2),
                         [rng.standard_normal((2, 2, 2, 2)) + 3 * np.eye(4).reshape(2, 2, 2, 2)]),
