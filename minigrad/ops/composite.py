@@ -2195,6 +2195,7 @@ def index_put_into(arr, indices, values, accumulate=False):
     return True
 
 
+@composite_node("SelectScatterBackward0")
 def select_scatter(input, src, dim, index):
     """A copy of `input` with `src` written at `index` of `dim`."""
     d = normalize_dim(dim, input.array.ndim)
@@ -2203,6 +2204,7 @@ def select_scatter(input, src, dim, index):
     return out
 
 
+@composite_node("SliceScatterBackward0")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of `input` with `src` written at start:end:step of `dim`."""
     d = normalize_dim(dim, input.array.ndim)
@@ -2211,6 +2213,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     return out
 
 
+@composite_node("DiagonalScatterBackward0")
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of `input` with `src` written on the diagonal (offset, dim1, dim2)."""
     nd = input.array.ndim
@@ -2466,15 +2469,26 @@ def _copy(view):
     return shape_ops.Clone.apply(view, "contiguous_format")
 
 
-def slice_copy(input, dim=0, start=None, end=None, step=1):
+def _slice(input, dim=0, start=None, end=None, step=1):
     d = normalize_dim(dim, input.array.ndim)
-    return _copy(input[(slice(None),) * d + (slice(start, end, step),)])
+    return input[(slice(None),) * d + (slice(start, end, step),)]
 
 
-def _copied(view, name):
-    def op(input, *args, **kwargs):
+def _copied(view, name, node):
+    """PyTorch's `name`: the view's values copied, recorded as one node named `node` (the view's node name and
+    '_copy', as PyTorch's, the edge reaching the input itself); `node` may pick the name from the arguments."""
+    def copy_of_view(input, *args, **kwargs):
         out = view(input, *args, **kwargs)
         return tuple(_copy(t) for t in out) if isinstance(out, (tuple, list)) else _copy(out)
+
+    pick = node if callable(node) else lambda *args, **kwargs: node
+    recorded = {}
+
+    def op(input, *args, **kwargs):
+        n = pick(*args, **kwargs)
+        if n not in recorded:
+            recorded[n] = composite_node(n)(copy_of_view)
+        return recorded[n](input, *args, **kwargs)
 
     op.__name__ = op.__qualname__ = name
     return op
@@ -2491,16 +2505,27 @@ def _as_complex(input):  # (PyTorch's copy has no derivative for a complex resul
     return complex_ops.view_as_complex(input)
 
 
-COPIES = {  # (view_copy reshapes: PyTorch's copies a tensor that has no view of the asked shape, too)
-    "view_copy": shape_ops.reshape, "t_copy": shape_ops.t, "transpose_copy": shape_ops.transpose,
-    "permute_copy": shape_ops.permute, "unsqueeze_copy": shape_ops.unsqueeze, "squeeze_copy": shape_ops.squeeze,
-    "expand_copy": _expand, "diagonal_copy": movement.diagonal, "select_copy": select,
-    "unbind_copy": shape_ops.unbind, "split_copy": shape_ops.split, "split_with_sizes_copy": split_with_sizes,
-    "alias_copy": lambda input: input, "unfold_copy": movement.unfold, "as_strided_copy": as_strided,
-    "narrow_copy": narrow, "view_as_real_copy": complex_ops.view_as_real, "view_as_complex_copy": _as_complex,
+def _squeeze_node(dim=None):  # (PyTorch's three squeeze overloads: all, one dim, a list of dims)
+    return f"SqueezeBackward{0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1}_copy"
+
+
+COPIES = {  # name: (view, PyTorch's node). (view_copy reshapes: PyTorch's copies a tensor that has no view of
+    # the asked shape, too)
+    "view_copy": (shape_ops.reshape, "ViewBackward0_copy"), "t_copy": (shape_ops.t, "TBackward0_copy"),
+    "transpose_copy": (shape_ops.transpose, "TransposeBackward0_copy"),
+    "permute_copy": (shape_ops.permute, "PermuteBackward0_copy"),
+    "unsqueeze_copy": (shape_ops.unsqueeze, "UnsqueezeBackward0_copy"), "squeeze_copy": (shape_ops.squeeze, _squeeze_node),
+    "expand_copy": (_expand, "ExpandBackward0_copy"), "diagonal_copy": (movement.diagonal, "DiagonalBackward0_copy"),
+    "select_copy": (select, "SelectBackward0_copy"), "slice_copy": (_slice, "SliceBackward0_copy"),
+    "unbind_copy": (shape_ops.unbind, "UnbindBackward0_copy"), "split_copy": (shape_ops.split, "SplitBackward0_copy"),
+    "split_with_sizes_copy": (split_with_sizes, "SplitWithSizesBackward0_copy"),
+    "alias_copy": (lambda input: input, "AliasBackward0_copy"), "unfold_copy": (movement.unfold, "UnfoldBackward0_copy"),
+    "as_strided_copy": (as_strided, "AsStridedBackward0_copy"), "narrow_copy": (narrow, "NarrowCopyBackward0"),
+    "view_as_real_copy": (complex_ops.view_as_real, "ViewAsRealBackward0_copy"),
+    "view_as_complex_copy": (_as_complex, "ViewAsComplexBackward0_copy"),
 }
-for _name, _view in COPIES.items():
-    globals()[_name] = _copied(_view, _name)
+for _name, (_view, _node) in COPIES.items():
+    globals()[_name] = _copied(_view, _name, _node)
 
 
 class NoDerivative(Function):

@@ -1531,7 +1531,12 @@ def tensorinv(input, ind=2):
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {_prod(tail)} != {_prod(head)}")
     k = _prod(head)
-    return inverse(input.reshape(k, k)).reshape(*tail, *head)
+    return _reshape_alias(inverse(input.reshape(k, k)), (*tail, *head))
+
+
+@composite_node("ReshapeAliasBackward0")  # (PyTorch's inverse is column-major: its reshape is a strided view)
+def _reshape_alias(input, shape):
+    return input.reshape(shape)
 
 
 def _nan_where(failed, value):

@@ -13,6 +13,7 @@ import math
 from minigrad.autograd.composite import composite_node
 from minigrad.autograd.recording import escape
 from minigrad.ops._util import not_differentiable
+from minigrad.ops.elementwise import add_scalar
 
 from ._common import check_tensor
 from .composed import pairwise_distance
@@ -33,7 +34,9 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     if not (input1.ndim == input2.ndim == target.ndim):
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
+    gap = -target * (input1 - input2)
+    gap = add_scalar(gap, margin) if gap.array.dtype.kind == "f" else gap + margin  # (PyTorch's AddBackward1)
+    return _reduce(gap.clamp_min(0.0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
