@@ -27,7 +27,7 @@ from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
 from .device import OutOfMemoryError, cuda_is_available, device, get_default_device, set_default_device  # noqa: F401
 from .dtypes import (  # noqa: F401
     bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, half, int, int8, int16, int32, int64,
-    long, short, uint8, uint16,
+    long, short, uint8, uint16, uint32, uint64,
 )
 from .dtypes import cdouble, cfloat, complex64, complex128  # noqa: F401
 from .factory import deprecated_range as range  # noqa: F401 (PyTorch's name)
@@ -37,7 +37,7 @@ from .factory import (  # noqa: F401
     zeros_like,
 )
 from .factory import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: F401
-from .factory import empty_permuted, empty_strided, frombuffer  # noqa: F401
+from .factory import empty_permuted, empty_strided, from_file, frombuffer  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods, _standard_gamma, _weight_norm  # noqa: F401
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
@@ -251,6 +251,9 @@ _AMP = {"autocast", "GradScaler", "is_autocast_enabled", "set_autocast_enabled",
 # the complex dtype minigrad has not (numpy has no complex32): complex64 and complex128 are there
 _COMPLEX = {"complex32", "chalf"}
 
+_SYM = {"sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "sym_sum", "sym_constrain_range",
+        "sym_constrain_range_for_size"}
+
 
 def __getattr__(name):
     # minigrad.cuda, .cpu, .amp, .memory, .viz, .utils, .special, .linalg, ... load on first use: the engine itself needs none of them;
@@ -260,7 +263,7 @@ def __getattr__(name):
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
                 "_dynamo", "_inductor", "_logging", "accelerator", "version", "distributions", "special", "testing",
                 "mps", "multiprocessing", "jit", "func", "profiler", "fft", "sparse", "signal", "hub", "linalg",
-                "library", "futures"):
+                "library", "futures", "return_types", "functional", "overrides"):
         return importlib.import_module(f".{name}", __name__)
     if name in ("stft", "istft"):  # torch.stft is torch.fft's here
         return getattr(importlib.import_module(".fft", __name__), name)
@@ -270,8 +273,16 @@ def __getattr__(name):
         return getattr(importlib.import_module(".sparse", __name__), name)
     if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
         return getattr(importlib.import_module(".nn.functional", __name__), name)
-    if name == "from_dlpack":  # torch.from_dlpack is torch.utils.dlpack's
-        return importlib.import_module(".utils.dlpack", __name__).from_dlpack
+    if name in ("from_dlpack", "to_dlpack"):  # torch.from_dlpack is torch.utils.dlpack's
+        return getattr(importlib.import_module(".utils.dlpack", __name__), name)
+    if name.startswith("sym_") and name in _SYM:  # torch.sym_int, sym_max, ...: the builtins on plain numbers
+        return getattr(importlib.import_module("._sym", __name__), name)
+    if name in ("TypedStorage", "UntypedStorage"):
+        return getattr(importlib.import_module(".storage", __name__), name)
+    if name.endswith("Storage"):  # torch.FloatStorage, LongStorage, ...: what Tensor.storage_type() returns
+        storage_class = importlib.import_module(".storage", __name__).legacy_storage_class(name)
+        if storage_class is not None:
+            return storage_class
     if name == "vmap":  # torch.vmap is torch.func.vmap
         return importlib.import_module(".func", __name__).vmap
     if name in _AMP:  # torch.autocast is torch.amp.autocast, ...

@@ -53,6 +53,8 @@ int8 = dtype("int8", np.int8, "CharTensor")
 uint8 = dtype("uint8", np.uint8, "ByteTensor")
 int16 = dtype("int16", np.int16, "ShortTensor")
 uint16 = dtype("uint16", np.uint16, "UInt16Tensor")
+uint32 = dtype("uint32", np.uint32, "UInt32Tensor")
+uint64 = dtype("uint64", np.uint64, "UInt64Tensor")
 int32 = dtype("int32", np.int32, "IntTensor")
 int64 = dtype("int64", np.int64, "LongTensor")
 bool_ = dtype("bool", np.bool_, "BoolTensor")
@@ -108,8 +110,8 @@ def bfloat16_round(a):
     bits = (bits + (0x7FFF + ((bits >> 16) & 1))) & 0xFFFF0000
     return bits.view(np.float32)
 
-_BY_NP = {d.np: d for d in (float16, float32, float64, int8, uint8, int16, uint16, int32, int64, bool_, complex64,
-                            complex128)}
+_BY_NP = {d.np: d for d in (float16, float32, float64, int8, uint8, int16, uint16, uint32, uint64, int32, int64, bool_,
+                            complex64, complex128)}
 _BY_NAME = {d.name: d for d in _BY_NP.values()}
 _BY_NAME.update(half=half, float=float32, double=float64, long=int64, int=int32, short=int16, bfloat16=bfloat16,
                 cfloat=complex64, cdouble=complex128)
@@ -156,6 +158,7 @@ def default_complex():
 # C++'s names of the dtypes, as PyTorch's error messages print them ("expected ... float, but got double")
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
               "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "uint16": "short unsigned int",
+              "uint32": "unsigned int", "uint64": "long unsigned int",
               "bool": "bool", "complex64": "c10::complex<float>",
               "complex128": "c10::complex<double>"}
 
@@ -173,12 +176,19 @@ def _category(npd):
     return _CATEGORY[npd.kind]
 
 
+def _is_wide_unsigned(npd):  # PyTorch's "barebones" uint16/32/64: promoted only with themselves and floats
+    return npd.kind == "u" and npd.itemsize > 1
+
+
 def promote_types(a, b):
     """PyTorch's promote_types: like numpy's, except that a type of a lower category (bool < integer <
     floating < complex) never widens one of a higher: int64 with float32 is float32 and with complex64
     complex64, where numpy says float64 and complex128. (float64 with complex64 is complex128 in both.)"""
     if a == b:
         return a
+    if (_is_wide_unsigned(a) and b.kind != "f") or (_is_wide_unsigned(b) and a.kind != "f"):
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{_BY_NP[a]._legacy[:-6]} and {_BY_NP[b]._legacy[:-6]}")
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca != cb and (ca < 2 or cb < 2):
         return a if ca > cb else b

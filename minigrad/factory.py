@@ -5,6 +5,7 @@ import functools
 import itertools
 import math
 import operator
+import os
 import warnings
 
 import numpy as np
@@ -403,6 +404,30 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
         raise ValueError(f"requested buffer length ({count} * {dt.itemsize} bytes) after offset ({offset} bytes) must "
                          f"not be greater than actual buffer length ({length} bytes)")
     return _make(_writeable(np.frombuffer(buffer, dtype=dt, count=count, offset=offset)), requires_grad)
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    """A 1-D tensor of `size` elements mapped from a file: shared=True writes go to the file (created or grown to
+    fit), otherwise to a private copy-on-write mapping of it."""
+    dt = _dt(dtype_argument(dtype, "from_file"))
+    needed = size * dt.itemsize
+    mode = "r+b" if shared else "rb"
+    try:
+        if shared:
+            with open(filename, "ab") as f:  # (creates it; grows it to the mapping's size)
+                if f.tell() < needed:
+                    f.truncate(needed)
+        with open(filename, mode) as f:
+            length = os.fstat(f.fileno()).st_size
+    except OSError as e:
+        raise RuntimeError(f"unable to open file <{filename}> in {'read-write' if shared else 'read-only'} mode: "
+                           f"{e.strerror} ({e.errno})") from None
+    if length < needed:
+        raise RuntimeError(f"file <{filename}> size <{length}> is smaller than the required mapping size <{needed}>")
+    if size == 0:
+        return _make(np.empty(0, dt), requires_grad)
+    return _make(np.memmap(filename, dtype=dt, mode="r+" if shared else "c", shape=(size,)).view(np.ndarray), requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):

@@ -24,7 +24,11 @@ def _memory(array):
 class TypedStorage:
     """The elements of a tensor's memory, in `dtype`, one dimension."""
 
-    def __init__(self, data, dtype):
+    def __init__(self, data=0, dtype=None):  # (a size or a list of numbers: a new storage of them, zero-filled)
+        if dtype is None:
+            dtype = getattr(type(self), "dtype", None) or dtypes.default_float
+        if not hasattr(data, "__array_interface__") and not hasattr(data, "__cuda_array_interface__"):
+            data = np.zeros(data, dtype.np) if isinstance(data, int) else np.array(data, dtype.np).reshape(-1)
         self._data, self.dtype = data, dtype
 
     def __len__(self):
@@ -76,8 +80,10 @@ class TypedStorage:
 class UntypedStorage(TypedStorage):
     """The bytes of a tensor's memory."""
 
-    def __init__(self, data):
-        super().__init__(data, None)
+    def __init__(self, data=0):
+        if isinstance(data, int):
+            data = np.zeros(data, np.uint8)
+        self._data, self.dtype = data, None
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -97,3 +103,38 @@ def typed_storage(array):
 
 def untyped_storage(array):
     return UntypedStorage(_memory(array))
+
+
+class _LegacyStorageType(type):
+    """PyTorch's per-dtype storage classes (FloatStorage, LongStorage, ...): a tensor's storage() is a TypedStorage
+    and counts as an instance of the class of its dtype, as `isinstance(t.storage(), torch.FloatStorage)` does."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, TypedStorage) and type(obj) is not UntypedStorage and obj.dtype == cls.dtype
+
+
+_LEGACY_NAMES = {}  # "FloatStorage" -> its dtype
+
+
+def _legacy_storage_names():
+    if not _LEGACY_NAMES:
+        for dt in dtypes._BY_NP.values():
+            _LEGACY_NAMES[dt._legacy[:-6] + "Storage"] = dt
+    return _LEGACY_NAMES
+
+
+_LEGACY_CLASSES = {}
+
+
+def legacy_storage_class(name):
+    """The class `name` (FloatStorage, ...), made on first use; None for a name that is not one."""
+    dt = _legacy_storage_names().get(name)
+    if dt is None:
+        return None
+    if name not in _LEGACY_CLASSES:
+        _LEGACY_CLASSES[name] = _LegacyStorageType(name, (TypedStorage,), {"dtype": dt, "__module__": "minigrad"})
+    return _LEGACY_CLASSES[name]
+
+
+def storage_type(dt):
+    return legacy_storage_class(dt._legacy[:-6] + "Storage")

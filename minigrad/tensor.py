@@ -349,6 +349,12 @@ class Tensor:
                           UserWarning, stacklevel=2)
         return storage.typed_storage(self.array)
 
+    def storage_type(self):
+        """The legacy storage class of this tensor's dtype (minigrad.FloatStorage for float32)."""
+        from .storage import storage_type
+
+        return storage_type(self.dtype)
+
     def untyped_storage(self):
         """The memory this tensor views, as bytes."""
         from .storage import untyped_storage

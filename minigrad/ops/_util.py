@@ -91,8 +91,27 @@ def values_indices(values, indices, op):
     return return_type(op, ("values", "indices"))(values, indices)
 
 
+_VALUES_INDICES = ("values", "indices")
+# PyTorch's torch.return_types: each op's fields (its `<op>_out` form's are the same)
+RETURN_FIELDS = {
+    **dict.fromkeys(("cummax", "cummin", "kthvalue", "max", "median", "min", "mode", "nanmedian", "sort", "topk"),
+                    _VALUES_INDICES),
+    "aminmax": ("min", "max"), "frexp": ("mantissa", "exponent"), "geqrf": ("a", "tau"),
+    "histogram": ("hist", "bin_edges"), "histogramdd": ("hist", "bin_edges"), "linalg_cholesky_ex": ("L", "info"),
+    "linalg_eig": ("eigenvalues", "eigenvectors"), "linalg_eigh": ("eigenvalues", "eigenvectors"),
+    "linalg_inv_ex": ("inverse", "info"), "linalg_ldl_factor": ("LD", "pivots"),
+    "linalg_ldl_factor_ex": ("LD", "pivots", "info"), "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
+    "linalg_lu": ("P", "L", "U"), "linalg_lu_factor": ("LU", "pivots"), "linalg_lu_factor_ex": ("LU", "pivots", "info"),
+    "linalg_qr": ("Q", "R"), "linalg_slogdet": ("sign", "logabsdet"), "linalg_solve_ex": ("result", "info"),
+    "linalg_svd": ("U", "S", "Vh"), "lu_unpack": ("P", "L", "U"), "qr": ("Q", "R"), "slogdet": ("sign", "logabsdet"),
+    "svd": ("U", "S", "V"), "triangular_solve": ("solution", "cloned_coefficient"),
+}
+RETURN_FIELDS.update({f"{op}_out": fields for op, fields in RETURN_FIELDS.items() if op != "histogramdd"})
+
+
 def return_type(op, fields):
-    """PyTorch's torch.return_types.<op>: a named tuple of `fields` printed as PyTorch prints it."""
+    """PyTorch's torch.return_types.<op>: a named tuple of `fields` printed as PyTorch prints it (made once, on first
+    use: one class per op, whether an op's result or `minigrad.return_types.<op>` asks first)."""
     cls = _RETURN_TYPES.get(op)
     if cls is None:
         cls = _RETURN_TYPES[op] = type(op, (namedtuple(op, fields),),

@@ -62,7 +62,10 @@ def to_dlpack(tensor):
     exported whether or not tensor requires grad, as PyTorch's."""
     if not isinstance(tensor, Tensor):
         raise TypeError(f"_to_dlpack(): argument 'data' (position 1) must be Tensor, not {type_name(tensor)}")
-    return capsule(tensor.array, None, None, None, None)
+    # (a CPU array's capsule is DLPack 1.0's, which says whether it may be written: numpy, minigrad.from_dlpack
+    # among its consumers, takes the older kind as read-only)
+    versioned = (1, 0) if isinstance(tensor.array, np.ndarray) else None
+    return capsule(tensor.array, None, versioned, None, None)
 
 
 def capsule(a, stream, max_version, dl_device, copy):

@@ -204,8 +204,10 @@ def test_overrides_say_no_argument_overrides_minigrad():
     assert not overrides.has_torch_function((t,)) and not overrides.has_torch_function_unary(t)
     assert not overrides.has_torch_function_variadic(t, 1)
     assert overrides.is_tensor_like(t) and not overrides.is_tensor_like(1)
-    with pytest.raises(TypeError, match="no __torch_function__ protocol"):
-        overrides.handle_torch_function(minigrad.add, (t,), t, t)
+    # (a plain tensor's __torch_function__ runs the function, as PyTorch's does: tests/minigrad/test_api29.py)
+    assert overrides.handle_torch_function(minigrad.add, (t,), t, t).tolist() == [2.0]
+    with pytest.raises(TypeError, match="no implementation found for 'minigrad.add'"):
+        overrides.handle_torch_function(minigrad.add, (1,), t, t)
 
 
 def test_sdp_kernel_sets_and_restores_the_switches_as_torchs():
