@@ -62,6 +62,12 @@ class Adam(Optimizer):
         wd, amsgrad = float(group["weight_decay"]), group["amsgrad"]
         # (groups of a state dict saved before these keys existed: the class's behaviour)
         flags = (group.get("decoupled_weight_decay", self.decoupled_weight_decay), group.get("maximize", False))
+        try:  # (the backend's update is looked up once for the group: _find_kernel)
+            self._step_lists(group, lr, beta1, beta2, eps, wd, amsgrad, flags)
+        finally:
+            self._kernel = None  # (a module: not kept, so that the optimizer pickles and deep-copies)
+
+    def _step_lists(self, group, lr, beta1, beta2, eps, wd, amsgrad, flags):
         lists = self._foreach_params(group)
         if lists is not None:
             for params in lists:
@@ -121,7 +127,7 @@ class Adam(Optimizer):
         step_scale = -lr / (1 - beta1**step) * bc2_sqrt
         eps_scaled = eps * bc2_sqrt
         args = (*arrays, v_max, lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled)
-        impl = None if maximize else backends.find("adamw", *args)
+        impl = None if maximize else self._find_kernel(args)
         if impl is not None:
             impl.forward(*args)
             return
@@ -148,6 +154,14 @@ class Adam(Optimizer):
             w += s
 
         self._for_blocks(arrays, update, 2 if l2 or maximize else 1)
+
+    def _find_kernel(self, args):
+        """The backend's update for `args`: the one found for the group's previous parameter where it takes
+        them too (a parameter of the group's dtype and layout), else backends.find's answer."""
+        impl = getattr(self, "_kernel", None)
+        if impl is None or not impl.supports(*args):
+            impl = self._kernel = backends.find("adamw", *args)
+        return impl
 
 
 def _reference_update(p, state, step, lr, beta1, beta2, eps, wd, flags):
