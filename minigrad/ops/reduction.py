@@ -1,7 +1,6 @@
 """Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
 import builtins
 import math
-import operator
 import warnings
 
 import numpy as np
