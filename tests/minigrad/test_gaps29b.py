@@ -64,3 +64,9 @@ def test_float_dim_answered_as_pytorch(name):
                                   "t.kthvalue(2, 1)", "t.topk(2, 0)", "t.sum(L.tensor(1))", "t.softmax(L.tensor(0))"])
 def test_int_dims_still_taken(expr):
     _same(lambda L: eval(expr, dict(L=L, t=L.arange(6.).reshape(2, 3))))
+
+
+@pytest.mark.parametrize("expr", ["L.rand(2, size=(2,))", "L.randn(2, 3, size=(2,))", "L.randint(0, 5, (2.0,))",
+                                  "L.randint(0, 5, (2, 1.5))", "L.randint(5, (2.0,))", "L.ones(2, size=(2,))"])
+def test_factory_overload_texts_as_pytorch(expr):
+    _same(lambda L: eval(expr, dict(L=L)))
