@@ -16,7 +16,7 @@ from .autograd import recording
 from .backends.flags import _deterministic
 from .device import module_for, to_device
 from .ops.conversion import warn_complex_to_real
-from .tensor import Tensor, _requiring_grad, dtype_argument, int_argument, invalid_arguments, placement_argument, size_type_error, type_name
+from .tensor import RAND_OVERLOADS, Tensor, _requiring_grad, dtype_argument, int_argument, invalid_arguments, placement_argument, size_type_error, type_name
 
 
 def _size_keyword(fn):
@@ -24,6 +24,8 @@ def _size_keyword(fn):
     @functools.wraps(fn)
     def op(*size, **kwargs):
         if "size" in kwargs:
+            if size and fn.__name__ in ("rand", "randn"):  # (their parser's overloads, where the others name 'size')
+                raise TypeError(invalid_arguments(fn.__name__, size, RAND_OVERLOADS, kwargs))
             if size:
                 raise TypeError(f"{fn.__name__}() got multiple values for argument 'size'")
             size = (kwargs.pop("size"),)
@@ -976,8 +978,9 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
         if low >= high:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
         rng = (generator or random.default_generator)._rng
-        return Tensor._wrap(random.integers(rng, low, high, _size((size,), "randint")))
-    dtype = dtype_argument(dtype, "randint", tuple(a for a in (low, high, size) if a is not None))
+        return Tensor._wrap(random.integers(rng, low, high, _randint_size(size, (low, high, size))))
+    given = [a for a in (low, high, size) if a is not None]
+    dtype = dtype_argument(dtype, "randint", tuple(given))
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         if isinstance(low, (builtins.float, np.floating)):
             raise TypeError(f"randint(): argument 'high' (position 1) must be int, not {type_name(low)}")
@@ -986,12 +989,23 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type_name(high)}")
     if size is None or not isinstance(size, (tuple, list)) or isinstance(low, (tuple, list)) \
             or builtins.any(isinstance(b, (builtins.float, np.floating)) for b in (low, high)):
-        raise TypeError(invalid_arguments("randint", [a for a in (low, high, size) if a is not None], _RANDINT_OVERLOADS))
+        raise TypeError(invalid_arguments("randint", given, _RANDINT_OVERLOADS))
     if high is None:
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return _drawn(_randint, generator, low, high, _size((size,), "randint"), dtype, device)
+    return _drawn(_randint, generator, low, high, _randint_size(size, given), dtype, device)
+
+
+def _randint_size(size, given):
+    """randint's size as a tuple of ints, refused as PyTorch's parser does: with low and high `given` too, a bad first
+    entry fits none of its overloads; else the size is the last argument given."""
+    try:
+        return _size((size,), "randint")
+    except TypeError as e:
+        if len(given) == 3 and "at pos 0" in str(e):
+            raise TypeError(invalid_arguments("randint", given, _RANDINT_OVERLOADS)) from None
+        raise TypeError(str(e).replace("(position 1)", f"(position {len(given)})")) from None
 
 
 def _randint(low, high, size, dtype, device, generator):

@@ -1001,6 +1001,12 @@ def is_dtype_argument(a):
     return isinstance(a, dtypes.dtype) or (a.__class__ is type and a in _PYTHON_DTYPES)
 
 
+_FACTORY_KEYWORDS = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+                     "None, bool pin_memory = False, bool requires_grad = False")
+RAND_OVERLOADS = (f"tuple of ints size, *, torch.Generator generator, {_FACTORY_KEYWORDS}",  # (rand's and randn's:
+                  f"tuple of ints size, *, {_FACTORY_KEYWORDS}")                           # with, without a generator)
+
+
 def size_type_error(name, given, i, bad, argument="size"):
     """PyTorch's argument parser's text for a size entry that is not an int (`zeros(n / 2)`): entry `i` of
     the positional arguments `given`; `argument`: the op's name for its sizes (reshape's 'shape')."""
@@ -1015,13 +1021,8 @@ def size_type_error(name, given, i, bad, argument="size"):
     if sequence:
         return f"{name}(): argument '{argument}' (position 1) must be tuple of ints, but found element of type {kind} " \
                "at pos 0"
-    if name in ("rand", "randn"):  # (their two overloads, with and without a generator)
-        got = ", ".join(type(g).__name__ for g in given)
-        keywords = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
-                    "None, bool pin_memory = False, bool requires_grad = False")
-        return (f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                f" * (tuple of ints size, *, torch.Generator generator, {keywords})\n"
-                f" * (tuple of ints size, *, {keywords})\n")
+    if name in ("rand", "randn"):
+        return invalid_arguments(name, given, RAND_OVERLOADS)
     return f"{name}() takes 1 positional argument but {len(given)} were given"
 
 

@@ -215,8 +215,27 @@ _DIM_OVERLOADS = {
                 " * (int dim)\n{bad}"
                 " * (tuple of ints dim)\n{bad}", None),
 }
+_SORT_METHOD = (" * (*, bool stable, int dim = -1, bool descending = False)\n"
+                " * (int dim = -1, bool descending = False)\n")
+_ALL_METHOD = (" * ()\n{bad}"
+               " * (tuple of ints dim = None, bool keepdim = False)\n"
+               " * (int dim, bool keepdim = False)\n")
+_ALL_FUNCTION = (" * (Tensor input, *, Tensor out = None)\n"
+                 " * (Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)\n"
+                 " * (Tensor input, int dim, bool keepdim = False, *, Tensor out = None)\n")
+_DIM_OVERLOADS.update(
+    sort=(_SORT_METHOD, " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, "
+                        "tuple of Tensors out = None)\n"
+                        " * (Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)\n"),
+    argsort=(_SORT_METHOD, " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)\n"
+                           " * (Tensor input, int dim = -1, bool descending = False)\n"),
+    prod=(" * (*, torch.dtype dtype = None)\n"
+          " * (int dim, bool keepdim = False, *, torch.dtype dtype = None)\n",
+          " * (Tensor input, *, torch.dtype dtype = None)\n"
+          " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n"),
+    all=(_ALL_METHOD, _ALL_FUNCTION), any=(_ALL_METHOD, _ALL_FUNCTION))
 _DIM_OVERLOADS["min"] = (_MAX_METHOD, _DIM_OVERLOADS["max"][1].replace("max", "min"))
-_DIM_TUPLES = frozenset(("amax", "amin", "logsumexp"))  # (the ops whose dim PyTorch's parser reads as a tuple)
+_DIM_TUPLES = frozenset(("amax", "amin", "logsumexp", "nansum"))  # (the ops whose dim PyTorch's parser reads as a tuple)
 
 
 def _dim_type_error(name, params, args, kwargs, method):
@@ -255,8 +274,10 @@ def _not_an_index(dim):
             if _not_an_index(d)[0] is not None:
                 return d, k
         return None, None
-    if dim is None or isinstance(dim, _builtins.bool):
+    if dim is None:
         return None, None
+    if isinstance(dim, _builtins.bool):  # (an int to Python, not to PyTorch's parser)
+        return dim, None
     try:
         _operator.index(dim)
     except TypeError:
@@ -338,7 +359,7 @@ def _bind_methods(Tensor):
         reshape=reshape, view=view, flatten=flatten, unflatten=unflatten, permute=permute, transpose=transpose,
         t=t, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand, expand_as=expand_as, contiguous=contiguous,
         clone=_method_form(clone), split=_split_method, chunk=chunk, unbind=unbind, tril=tril, triu=triu, matmul=matmul, mm=mm, bmm=bmm,
-        dot=dot, gather=gather, index_select=index_select, topk=indexing.topk_method, sort=sort, multinomial=multinomial,
+        dot=dot, gather=gather, index_select=index_select, topk=_numpy_names(indexing.topk_method, method=True), sort=sort, multinomial=multinomial,
         view_as=lambda self, other: view(self, other.shape),
         reshape_as=lambda self, other: reshape(self, other.shape),
         zero_=inplace.zero_, fill_=inplace.fill_, copy_=inplace.copy_, masked_fill_=inplace.masked_fill_,

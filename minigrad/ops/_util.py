@@ -405,24 +405,40 @@ def check_index_entries(index, n, dim):
 
 def normalize_dim(dim, ndim):
     """A dim in [0, ndim), or PyTorch's IndexError for one out of range."""
+    if type(dim) is builtins.int and -ndim <= dim < ndim:  # (the usual: one test)
+        return dim % ndim
+    if type(dim) is not builtins.int:
+        dim = dim_index(dim)
     n = builtins.max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
 
 
+def dim_index(dim):
+    """A dim that is no Python int as one (a numpy integer, a 0-d integer tensor); a bool or a float refused, as
+    PyTorch's parser does (the op's wrapper words it)."""
+    try:
+        if not isinstance(dim, builtins.bool):
+            return operator.index(dim)
+    except TypeError:
+        pass
+    raise TypeError(f"argument 'dim' must be int, not {type_name(dim)}")
+
+
 def normalize_dims(dim, ndim):
     """A tuple of dims for a reduction; None means all."""
     if type(dim) is builtins.int and -ndim <= dim < ndim:  # (the usual, `h.sum(0)`: one test)
         return (dim % ndim,)
-    if dim is None:  # (the other usual, `loss.sum()`: before the type check)
+    if dim is None:  # (the other usual, `loss.sum()`: before the type checks)
         return tuple(range(ndim))
-    if isinstance(dim, (builtins.str, builtins.float)):  # (not a sequence of dims: the op's wrapper names it)
+    if isinstance(dim, (builtins.str, builtins.float, builtins.bool)):  # (no sequence of dims: the wrapper names it)
         raise TypeError(f"argument 'dim' must be int, not {type_name(dim)}")
-    if not isinstance(dim, (builtins.int, np.integer)) and len(dim) == 0:
+    one = isinstance(dim, (builtins.int, np.integer)) or (isinstance(dim, Tensor) and not dim.array.ndim)
+    if not one and len(dim) == 0:
         return tuple(range(ndim))  # PyTorch: an empty dim list reduces over all dims
-    if isinstance(dim, (builtins.int, np.integer)):
-        d = normalize_dim(builtins.int(dim), ndim)
+    if one:  # (a 0-d integer tensor too, as PyTorch's parser takes it)
+        d = normalize_dim(dim_index(dim), ndim)
         return (d,) if ndim else ()  # a 0-d tensor takes dim 0 or -1 and has nothing to reduce
     dims = [d % ndim if type(d) is builtins.int and -ndim <= d < ndim else normalize_dim(d, ndim) for d in dim]
     if len(set(dims)) != len(dims):

@@ -789,6 +789,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element (1-based) along `dim` and its index."""
     if input.array.dtype.kind == "c":
         complex_ops.refuse("kthvalue", input)
+    if type(k) is not builtins.int:
+        k = int_argument(k, "kthvalue", "'k' (position 1)")  # (the method's count)
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d] if input.array.ndim else 1
     reduction._nonempty_dims("kthvalue", input, (d,))

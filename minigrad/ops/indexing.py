@@ -1407,6 +1407,9 @@ def topk_method(self, k, dim=-1, largest=True, sorted=True):
     return topk(self, int_argument(k, "topk", "'k' (position 1)"), dim, largest, sorted)
 
 
+topk_method.__name__ = "topk"  # (the name its wrapper's refusals give)
+
+
 _UNSTATED = object()  # (sort's `stable` not passed: PyTorch's other overload)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
-from ..tensor import Tensor
+from ..tensor import Tensor, int_argument
 from ..autograd import recording
 from .array_op import array_op
 from ._util import (broadcast_shapes, descending_key, normalize_dim, sizes_or_keyword, sum_to, too_many_positional,
@@ -99,8 +99,8 @@ def _flip(input, dims, position, varargs=False):
 
 def _dims_type_error(dims, position, varargs):
     """PyTorch's argument parser's text for dims with an entry that is not an int (numpy's 0.5, a str)."""
-    i, bad = next(((i, d) for i, d in enumerate(dims) if not isinstance(d, (builtins.int, np.integer, Tensor))),
-                  (None, None))
+    i, bad = next(((i, d) for i, d in enumerate(dims) if isinstance(d, builtins.bool)
+                   or not isinstance(d, (builtins.int, np.integer, Tensor))), (None, None))
     if i is None:
         return None
     if varargs and i == 0:  # (the parser takes separate ints only when the first is one)
@@ -142,14 +142,23 @@ class Roll(Function):
         return Roll.apply(g, tuple(-s for s in ctx.shifts), ctx.dims), None, None
 
 
+def _int_tuple(x, argument):
+    """roll's shifts or dims as a tuple; PyTorch's parser's refusal (the method's count) of a bool or a float."""
+    if isinstance(x, (builtins.int, np.integer)) and not isinstance(x, builtins.bool):
+        return (x,)
+    if isinstance(x, (builtins.bool, builtins.float)) or not hasattr(x, "__iter__"):
+        raise TypeError(f"roll(): argument {argument} must be tuple of ints, not {type_name(x)}")
+    return tuple(x)
+
+
 def roll(input, shifts, dims=None):
     """Elements shifted cyclically along `dims` (the flattened tensor when dims is None)."""
-    shifts = (shifts,) if isinstance(shifts, (builtins.int, np.integer)) else tuple(shifts)
+    shifts = _int_tuple(shifts, "'shifts' (position 1)")
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
         return Roll.apply(input, tuple(builtins.int(s) for s in shifts), None)
-    dims = (dims,) if isinstance(dims, (builtins.int, np.integer)) else tuple(dims)
+    dims = _int_tuple(dims, "'dims' (position 2)")
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     nd = input.array.ndim
@@ -309,6 +318,9 @@ class DiagonalCopy(Diagonal):
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal `offset` of the matrices over dims dim1, dim2, as a new last dim."""
     nd = input.array.ndim  # (below 2 dims, two valid dims are one: the checks below refuse every call)
+    if type(offset) is not builtins.int or type(dim1) is not builtins.int or type(dim2) is not builtins.int:
+        for position, (argument, value) in enumerate((("offset", offset), ("dim1", dim1), ("dim2", dim2)), 1):
+            int_argument(value, "diagonal", f"'{argument}' (position {position})")  # (the method's count)
     d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")

@@ -1,7 +1,6 @@
 """Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
 import builtins
 import math
-import operator
 import warnings
 
 import numpy as np
@@ -326,6 +325,8 @@ def _spread(cls, name, input, dim, unbiased, keepdim, correction):
         if input.array.dtype.kind != "c":
             raise RuntimeError(f"{name} only support floating point and complex dtypes" if name.endswith("_mean")
                                else "std and var only support floating point and complex dtypes")
+    if isinstance(dim, builtins.bool) and unbiased is None and correction is None:  # (`t.std(False)`: the
+        dim, unbiased = None, dim  # overload whose one argument is `unbiased`)
     dims = normalize_dims(dim, input.array.ndim)
     correction = _correction(unbiased, correction)
     if _count(input.array.shape, dims) - correction <= 0:
@@ -798,9 +799,7 @@ def _softmax_dim(input, dim, name):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
         raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-    if type(dim) is not builtins.int:
-        dim = operator.index(dim)  # (a float or a string refused: the op's wrapper words it as PyTorch's parser)
-    d = normalize_dim(dim, input.array.ndim)
+    d = normalize_dim(dim, input.array.ndim)  # (a bool, a float or a string refused: the op's wrapper words it)
     return d if input.array.ndim else ()  # a 0-d tensor: the reductions run over no axis
 
 

@@ -372,8 +372,8 @@ def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     nd = input.array.ndim
     try:
-        d0 = dim0 if 0 <= dim0 < nd else normalize_dim(dim0, nd)  # (an in-range dim needs no call)
-        d1 = dim1 if 0 <= dim1 < nd else normalize_dim(dim1, nd)
+        d0 = dim0 if type(dim0) is int and 0 <= dim0 < nd else normalize_dim(dim0, nd)  # (an in-range int: no call)
+        d1 = dim1 if type(dim1) is int and 0 <= dim1 < nd else normalize_dim(dim1, nd)
         if nd == 0:  # dims 0 and -1 of a 0-d tensor: nothing to swap
             return _share_version(Alias0.apply(input), input)
         if _records_nothing(input):  # (attention's heads of a generated token: the view alone)

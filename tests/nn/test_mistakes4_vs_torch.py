@@ -538,8 +538,6 @@ KEPT = {
     "cuda_float_tensor": "minigrad.cuda has no legacy tensor types (FloatTensor and kin) yet",
     "module_to_bad_type": "PyTorch's Module.to(3.5) passes silently; minigrad refuses it with to()'s overloads",
     "narrow_float": "narrow's parser text (its two overloads, the bad argument marked) is not yet produced",
-    "randint_float_size": "randint's overload text for a tuple with a float in it is not yet produced",
-    "randn_size_and_keyword": "randn's overload text for a size given twice is not yet produced",
 }
 
 
