@@ -335,6 +335,13 @@ DEFAULTS = defaults()
 FACTORIES = {f"builtins.{c.__name__}": c for c in (list, dict, set, int, float, str, tuple)}
 
 
+def _empty_bytes(*args):
+    # protocol 2 pickles b"" as bytes() (other bytes as _codecs.encode): PyTorch's full unpickler reads it
+    if args:
+        raise _fail("bytes() without arguments only")
+    return b""
+
+
 def _defaultdict(factory=None, *rest):
     if rest or not (factory is None or any(factory is c for c in FACTORIES.values())):
         raise _fail("defaultdict() with a builtin container or number type as its default factory only")
@@ -353,6 +360,7 @@ _STDLIB_VALUES = tuple(STDLIB_DATA.values())
 _STDLIB_IDS = {id(v) for v in _STDLIB_VALUES}
 STDLIB_DATA["builtins.Ellipsis"] = Ellipsis
 STDLIB_DATA["collections.defaultdict"] = _defaultdict  # (it checks its factory itself)
+STDLIB_DATA["builtins.bytes"] = _empty_bytes
 
 
 def _plain_value(v):
