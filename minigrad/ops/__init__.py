@@ -336,6 +336,14 @@ def _abs_of(abs_):
     return op
 
 
+_index_put_inplace = _make_inplace(index_put, "index_put", _index_put_into, reads=_index_put_read)
+
+
+def _index_put_(self, indices, values, accumulate=False):
+    composite.check_indices(indices, "index_put_")
+    return _index_put_inplace(self, indices, values, accumulate)
+
+
 _masked_scatter_into = _make_inplace(composite.masked_scatter_into, "masked_scatter")
 
 
@@ -407,7 +415,7 @@ def _bind_methods(Tensor):
                  "i0", "igamma", "igammac", "mvlgamma", "cholesky_solve", "cholesky_inverse", "triangular_solve",
                  "lu_solve", "lu", "qr", "svd", "cholesky", "orgqr"):
         methods[name] = globals()[name]
-    methods.update(as_subclass=indexing.as_subclass)
+    methods.update(as_subclass=indexing.as_subclass, broadcast_to=shape.broadcast_to_method)
     methods.update(extra.METHODS)
     methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)
     methods.update(matrix_power=lambda self, n: linalg._matrix_power(self, int_argument(n, "matrix_power",
@@ -415,8 +423,7 @@ def _bind_methods(Tensor):
     methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_neg, conj=conj, nelement=lambda self: self.numel(),
-                   ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into,
-                                                                                        reads=_index_put_read))
+                   ndimension=lambda self: self.dim(), index_put_=_index_put_)
     methods.update(nextafter_=_make_inplace(nextafter, "nextafter", elementwise=True, partial_reads=True), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
     methods.update(flip=movement.flip_method, repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_,

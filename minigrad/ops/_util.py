@@ -510,7 +510,12 @@ def _float_max(dt):
 def checked_scalar(value, dt):
     """A Python number as PyTorch converts a fill value into dtype `dt`: refused with its text where it does not
     fit (NaN and infinities in an integer dtype); an unsigned dtype takes an int down to -max, wrapped."""
-    if type(value) not in (builtins.int, builtins.float):
+    kind = type(value)
+    if kind is not builtins.int and kind is not builtins.float:
+        if kind is complex:  # (its real part, where the imaginary part is 0)
+            from ..factory import _complex_fill
+
+            return _complex_fill(value, dt)
         return value
     dt = np.dtype(dt)
     if dt.kind == "c":

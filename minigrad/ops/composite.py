@@ -2095,8 +2095,16 @@ def index_put(input, indices, values, accumulate=False):
     return IndexPutWhole.apply(input, v, index)
 
 
+def check_indices(indices, name):
+    """PyTorch's parser's refusal of index_put's indices given as other than a tuple (or list) of tensors."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+
+
 def _index_put_args(input, indices, values, accumulate):
     """index_put's checks, in PyTorch's order: (the values as a tensor, the numpy index, the shape written)."""
+    check_indices(indices, "index_put")
     idx = tuple(indices)
     if len(idx) > input.array.ndim:  # (index_put's own words: it counts the tensors, not the dims they index)
         raise IndexError(f"too many indices for tensor of dimension {input.array.ndim} (got {len(idx)})")
@@ -2325,6 +2333,7 @@ def broadcast_shapes(*shapes):
     """The shape every one of `shapes` (ints or tuples) broadcasts to, as a Size; PyTorch's errors."""
     from ..tensor import Size
 
+    given = shapes  # (named in the error as given: a tuple as a tuple, a Size as a Size)
     shapes = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
     out = ()
     for i, s in enumerate(shapes):
@@ -2333,7 +2342,7 @@ def broadcast_shapes(*shapes):
         for k in range(1, builtins.min(len(out), len(s)) + 1):
             if s[-k] != out[-k] and builtins.min(s[-k], out[-k]) != 1:
                 raise RuntimeError(f"Attempting to broadcast a dimension of length {s[-k]} at {-k}! Mismatching "
-                                   f"argument at index {i} had {s}; but expected shape should be broadcastable to "
+                                   f"argument at index {i} had {given[i]}; but expected shape should be broadcastable to "
                                    f"{list(out)}")
         n = builtins.max(len(out), len(s))
         a, b = (1,) * (n - len(out)) + out, (1,) * (n - len(s)) + s

@@ -562,6 +562,10 @@ def broadcast_to(input, shape):
     return expand(input, shape)
 
 
+def broadcast_to_method(self, *size, **kw):  # (the method, as expand, takes the sizes one by one too)
+    return expand(self, *size, **kw)
+
+
 class Clone(Function):
     node_name = "CloneBackward0"
 

@@ -174,6 +174,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if isinstance(target, _mg().Tensor) and target.dtype != _mg().int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._legacy[:-6]}")
     x = input if input.ndim == 2 else input.reshape(1, -1)
     y = target.reshape(-1, 1)
     C = x.shape[1]

@@ -374,9 +374,16 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
     if input.ndim not in (n + 1, n + 2):
         raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {name}, but got input of "
                            f"size: {list(input.shape)}")
-    if weight.ndim != n + 2:
-        raise RuntimeError(f"{name}: expected weight to be {n + 2}-dimensional (out_channels, in_channels/groups, "
-                           f"*kernel_size), but got weight of size {list(weight.shape)}")
+    if weight.ndim != n + 2:  # (PyTorch's words: it takes the weight's dims for the convolution's)
+        if weight.ndim < 3:
+            raise RuntimeError("weight should have at least three dimensions")
+        strides = expand_param(stride, n, "stride")
+        if n > 1:
+            raise RuntimeError(f"expected stride to be a single integer value or a list of {weight.ndim - 2} values to "
+                               f"match the convolution dimensions, but got stride={list(strides)}")
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
+                           f"{list(input.shape)} instead")
     dt = input.array.dtype
     # PyTorch's order and words: the bias first (with C++ type names), then the weight (with legacy names)
     if bias is not None and bias.array.dtype != dt and not transposed:

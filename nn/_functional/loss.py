@@ -13,6 +13,7 @@ from minigrad.dtypes import bool_, from_numpy_dtype, result_type
 from minigrad.ops.elementwise import BOOL_NEGATION, add_scalar, div_scalar, mul_scalar, refuse_bool_sub
 from minigrad.ops._util import add_reduce, broadcast_shapes, cast, not_differentiable, sum_to, sum_to_array
 from minigrad.ops.array_op import array_op
+from minigrad.ops.composite import broadcast_shapes as broadcast_sizes
 from minigrad.ops.reduction import softmax_dtype_error
 from minigrad.typeinfo import can_cast, get_default_dtype
 
@@ -910,6 +911,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
                          "deprecated. Please ensure they have the same size.")
+    if isinstance(weight, Tensor):  # (PyTorch's words: its Python side broadcasts the target's and weight's Sizes)
+        broadcast_sizes(target.shape, weight.shape)
     if weight is not None:
         weight = _broadcast_weight(weight, input, "weight")
     not_differentiable(weight, "weight", "binary_cross_entropy")
