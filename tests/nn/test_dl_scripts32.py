@@ -344,3 +344,294 @@ def hmm(torch, init):
 
 def test_hmm_forward_logsumexp_viterbi(torch):
     both(torch, hmm)
+
+
+# ---- DeepAR: an LSTM emitting Normal(mu, softplus(sigma)), teacher forcing, ancestral sampling from given noise --
+def deepar(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    from_dist = torch.distributions
+
+    class DeepAR(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(2, 6, num_layers=2, batch_first=True)
+            self.mu = nn.Linear(6, 1)
+            self.sigma = nn.Linear(6, 1)
+
+        def forward(self, z_prev, cov, state=None):
+            out, state = self.lstm(torch.cat([z_prev, cov], dim=-1), state)
+            return self.mu(out).squeeze(-1), F.softplus(self.sigma(out)).squeeze(-1) + 1e-3, state
+
+    model = DeepAR()
+    init = start(model, init)
+    rng = np.random.default_rng(71)
+    T, H = 10, 4
+    t = torch.arange(T + H, dtype=torch.float64)
+    cov = torch.sin(2 * math.pi * t / 6).expand(3, -1).unsqueeze(-1)
+    z = torch.tensor(np.sin(2 * math.pi * np.arange(T + H) / 6) + 0.1 * rng.standard_normal((3, T + H)))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(3):
+        mu, sigma, _ = model(z[:, :T - 1].unsqueeze(-1), cov[:, 1:T])
+        dist = from_dist.Normal(mu, sigma)
+        loss = -dist.log_prob(z[:, 1:T]).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    noise = torch.tensor(rng.standard_normal((H, 3)))
+    with torch.no_grad():
+        _, _, state = model(z[:, :T - 1].unsqueeze(-1), cov[:, 1:T])
+        prev, samples = z[:, T - 1:T], []
+        for h in range(H):
+            mu, sigma, state = model(prev.unsqueeze(-1), cov[:, T + h:T + h + 1], state)
+            prev = mu + sigma * noise[h].unsqueeze(-1)
+            samples.append(prev.squeeze(-1))
+    return dict(init=init, losses=losses, samples=torch.stack(samples, 1), grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_deepar_lstm_normal_likelihood_ancestral_sampling(torch):
+    both(torch, deepar)
+
+
+# ---- a particle filter: weights in log space, systematic resampling from given uniforms by cumsum + searchsorted --
+def particle_filter(torch, init):
+    nn = torch.nn
+    N, T = 8, 6
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Parameter(torch.tensor(0.7))
+            self.log_obs_std = nn.Parameter(torch.tensor(-0.5))
+
+    model = Model()
+    init = start(model, init)
+    rng = np.random.default_rng(81)
+    ys = torch.tensor(np.cumsum(0.3 * rng.standard_normal(T)))
+    eps = torch.tensor(rng.standard_normal((T, N)))
+    u0 = torch.tensor(rng.uniform(0, 1, T))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    losses, ancestry = [], []
+    for _ in range(2):
+        particles = torch.zeros(N, dtype=torch.float64)
+        loglik, means = 0, []
+        for t in range(T):
+            particles = model.a * particles + 0.3 * eps[t]
+            logw = torch.distributions.Normal(particles, model.log_obs_std.exp()).log_prob(ys[t])
+            loglik = loglik + torch.logsumexp(logw, 0) - math.log(N)
+            w = torch.softmax(logw, 0)
+            means.append((w * particles).sum())
+            positions = (u0[t] + torch.arange(N, dtype=torch.float64)) / N
+            cdf = torch.cumsum(w.detach(), 0)
+            idx = torch.searchsorted(cdf, positions).clamp(max=N - 1)
+            ancestry.append(idx)
+            particles = particles.gather(0, idx)
+        loss = -loglik
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=init, losses=losses, means=torch.stack(means), ancestry=torch.stack(ancestry),
+                grads=grads(model), params=list(model.parameters()))
+
+
+def test_particle_filter_systematic_resampling(torch):
+    both(torch, particle_filter)
+
+
+# ---- a DARTS cell: softmax-weighted mixed operations, architecture and weight steps by two optimizers -----------
+def darts(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    C = 4
+
+    class MixedOp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ops = nn.ModuleList([
+                nn.Identity(),
+                nn.Sequential(nn.ReLU(), nn.Conv1d(C, C, 3, padding=1, bias=False), nn.BatchNorm1d(C, affine=False)),
+                nn.Sequential(nn.ReLU(), nn.Conv1d(C, C, 5, padding=4, dilation=2, groups=C, bias=False)),
+                nn.AvgPool1d(3, stride=1, padding=1, count_include_pad=False),
+                nn.MaxPool1d(3, stride=1, padding=1),
+            ])
+
+        def forward(self, x, weights):
+            return sum(w * op(x) for w, op in zip(weights, self.ops))
+
+    class Cell(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv1d(1, C, 3, padding=1)
+            self.edges = nn.ModuleList([MixedOp() for _ in range(3)])
+            self.alpha = nn.Parameter(1e-3 * torch.randn(3, 5))
+            self.head = nn.Linear(C, 2)
+
+        def forward(self, x):
+            s0 = self.stem(x)
+            w = F.softmax(self.alpha, dim=-1)
+            s1 = self.edges[0](s0, w[0])
+            s2 = self.edges[1](s0, w[1]) + self.edges[2](s1, w[2])
+            return self.head(s2.mean(-1))
+
+        def weights(self):
+            return [p for n, p in self.named_parameters() if n != "alpha"]
+
+    model = Cell()
+    init = start(model, init)
+    rng = np.random.default_rng(91)
+    x_train, x_val = (torch.tensor(rng.standard_normal((6, 1, 8))) for _ in range(2))
+    y_train, y_val = (torch.tensor(rng.integers(0, 2, 6)) for _ in range(2))
+    w_opt = torch.optim.SGD(model.weights(), lr=0.05, momentum=0.9, weight_decay=3e-4)
+    a_opt = torch.optim.Adam([model.alpha], lr=3e-2, betas=(0.5, 0.999), weight_decay=1e-3)
+    losses = []
+    for _ in range(3):
+        a_opt.zero_grad()
+        val = F.cross_entropy(model(x_val), y_val)
+        val.backward()
+        a_opt.step()
+        w_opt.zero_grad()
+        train = F.cross_entropy(model(x_train), y_train)
+        train.backward()
+        nn.utils.clip_grad_norm_(model.weights(), 5.0)
+        w_opt.step()
+        losses.append((val.item(), train.item()))
+    genotype = F.softmax(model.alpha, dim=-1).argmax(-1)
+    return dict(init=init, losses=losses, genotype=genotype, alpha=model.alpha, grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_darts_cell_alternating_optimizers(torch):
+    both(torch, darts)
+
+
+# ---- SWAG: running first and second moments of the flattened parameters, sampling from given noise -------------
+def swag(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    from_vec = nn.utils
+    model = nn.Sequential(nn.Linear(3, 6), nn.Tanh(), nn.Linear(6, 1))
+    init = start(model, init)
+    rng = np.random.default_rng(101)
+    x = torch.tensor(rng.standard_normal((12, 3)))
+    y = x[:, :1] * x[:, 1:2] - x[:, 2:]
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    mean = torch.zeros_like(from_vec.parameters_to_vector(model.parameters()))
+    sq_mean = torch.zeros_like(mean)
+    devs, n, losses = [], 0, []
+    for step in range(6):
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        if step % 2 == 1:
+            with torch.no_grad():
+                w = from_vec.parameters_to_vector(model.parameters())
+                mean = (n * mean + w) / (n + 1)
+                sq_mean = (n * sq_mean + w ** 2) / (n + 1)
+                devs.append(w - mean)
+                n += 1
+    var = torch.clamp(sq_mean - mean ** 2, min=1e-12)
+    D = torch.stack(devs, dim=1)
+    z1 = torch.tensor(rng.standard_normal(mean.shape[0]))
+    z2 = torch.tensor(rng.standard_normal(D.shape[1]))
+    sample = mean + (0.5 ** 0.5) * var.sqrt() * z1 + D @ z2 / (2 * (D.shape[1] - 1)) ** 0.5
+    preds = []
+    with torch.no_grad():
+        from_vec.vector_to_parameters(sample, model.parameters())
+        preds.append(model(x))
+        from_vec.vector_to_parameters(mean, model.parameters())
+        preds.append(model(x))
+    return dict(init=init, losses=losses, mean=mean, var=var, sample=sample, preds=preds,
+                params=list(model.parameters()))
+
+
+def test_swag_moments_parameters_to_vector(torch):
+    both(torch, swag)
+
+
+# ---- integrated gradients over given alphas (a batch of interpolates, a trapezoidal sum), SmoothGrad ------------
+def attributions(torch, init):
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(5, 8), nn.Softplus(), nn.Linear(8, 3))
+    init = start(model, init)
+    rng = np.random.default_rng(111)
+    x = torch.tensor(rng.standard_normal((2, 5)))
+    baseline = torch.zeros_like(x)
+    target = model(x).argmax(-1)
+    alphas = torch.linspace(0, 1, 9, dtype=torch.float64)
+    path = baseline.unsqueeze(0) + alphas.view(-1, 1, 1) * (x - baseline).unsqueeze(0)
+    path.requires_grad_(True)
+    out = model(path)
+    picked = out.gather(-1, target.view(1, -1, 1).expand(len(alphas), -1, 1)).sum()
+    (g,) = torch.autograd.grad(picked, path)
+    avg = torch.trapezoid(g, alphas, dim=0)
+    avg_by_hand = ((g[:-1] + g[1:]) / 2 * torch.diff(alphas).view(-1, 1, 1)).sum(0)
+    ig = (x - baseline) * avg
+    rows = torch.arange(2)
+    completeness = ig.sum(-1) - (model(x)[rows, target] - model(baseline)[rows, target])
+    noise = torch.tensor(rng.normal(0, 0.2, (6, 2, 5)))
+    noisy = (x.unsqueeze(0) + noise).requires_grad_()
+    (sg,) = torch.autograd.grad(model(noisy)[..., 0].sum(), noisy)
+    return dict(init=init, ig=ig, by_hand=avg_by_hand, completeness=completeness,
+                smooth=sg.mean(0), smooth_sq=sg.pow(2).mean(0))
+
+
+def test_integrated_gradients_trapezoid_smoothgrad(torch):
+    both(torch, attributions)
+
+
+# ---- DistMult and ComplEx: 1-N scoring against every entity, BCE with label smoothing, a filtered rank ----------
+def kg_1n(torch, init, kind):
+    nn, F = torch.nn, torch.nn.functional
+    E, R, k = 7, 3, 4
+
+    class KG(nn.Module):
+        def __init__(self):
+            super().__init__()
+            width = 2 * k if kind == "complex" else k
+            self.ent = nn.Embedding(E, width)
+            self.rel = nn.Embedding(R, width)
+            self.drop = nn.Dropout(0.0)
+            nn.init.xavier_normal_(self.ent.weight)
+            nn.init.xavier_normal_(self.rel.weight)
+
+        def forward(self, h, r):
+            eh, er = self.drop(self.ent(h)), self.rel(r)
+            if kind == "distmult":
+                return (eh * er) @ self.ent.weight.T
+            hc = torch.view_as_complex(eh.view(-1, k, 2))
+            rc = torch.view_as_complex(er.view(-1, k, 2))
+            tc = torch.view_as_complex(self.ent.weight.view(E, k, 2))
+            return torch.real((hc * rc) @ tc.conj().T)
+
+    model = KG()
+    init = start(model, init)
+    triples = torch.tensor([[0, 0, 1], [1, 1, 2], [2, 0, 3], [0, 0, 4], [5, 2, 6], [3, 1, 0]])
+    h, r, t = triples.T
+    labels = torch.zeros(len(triples), E, dtype=torch.float64)
+    labels[torch.arange(len(triples)), t] = 1.0
+    for i, (hh, rr, tt) in enumerate(triples.tolist()):
+        same = (h == hh) & (r == rr)
+        labels[i, t[same]] = 1.0
+    smoothed = (1 - 0.1) * labels + 0.1 / E
+    opt = torch.optim.Adagrad(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(3):
+        loss = F.binary_cross_entropy_with_logits(model(h, r), smoothed)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        scores = torch.sigmoid(model(h, r))
+        filtered = scores.masked_fill(labels.bool() & ~F.one_hot(t, E).bool(), -1.0)
+        ranks = 1 + (filtered > filtered.gather(1, t[:, None])).sum(1)
+    return dict(init=init, losses=losses, scores=scores, ranks=ranks, mrr=(1.0 / ranks.double()).mean(),
+                grads=grads(model), params=list(model.parameters()))
+
+
+@pytest.mark.parametrize("kind", ["distmult", "complex"])
+def test_distmult_complex_one_to_n_label_smoothing(torch, kind):
+    both(torch, kg_1n, kind=kind)
