@@ -22,18 +22,19 @@ def _grads(parameters):
 
 
 def _vector_norm(a, norm_type, xp):
-    """The `norm_type`-norm of all of array `a`'s elements, as a 0-d array of a's dtype. Shape: (*) -> ()."""
+    """The `norm_type`-norm of all of array `a`'s elements, as a 0-d array of a's (real) dtype. Shape: (*) -> ()."""
+    real = a.real.dtype  # a complex tensor's norm is real, as PyTorch's
     if a.size == 0:
-        return xp.zeros((), dtype=a.dtype)
+        return xp.zeros((), dtype=real)
     flat = a.reshape(-1)
     if norm_type == 2.0:
-        return xp.sqrt(xp.vdot(flat, flat))  # one BLAS pass, no temporary the size of the gradient
+        return xp.sqrt(xp.vdot(flat, flat).real)  # one BLAS pass, no temporary the size of the gradient
     if norm_type == math.inf:
         return xp.abs(flat).max()
     if norm_type == 1.0:
         return xp.abs(flat).sum()
     if norm_type == 0.0:
-        return xp.count_nonzero(flat).astype(a.dtype)
+        return xp.count_nonzero(flat).astype(real)
     return (xp.abs(flat) ** norm_type).sum() ** (1.0 / norm_type)
 
 

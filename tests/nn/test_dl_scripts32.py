@@ -64,14 +64,16 @@ def fno(torch, init, dims, weights):
     x = torch.stack([u0, grid.expand(shape)], dim=-1)
     target = torch.roll(u0, 1, dims=-1) * 0.5
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    losses = []
+    losses, norms = [], []
     for _ in range(3):
         loss = F.mse_loss(model(x), target)
         opt.zero_grad()
         loss.backward()
+        norms.append(nn.utils.clip_grad_norm_(model.spectral.parameters(), 0.05))
         opt.step()
         losses.append(loss.item())
-    return dict(init=init, losses=losses, out=model(x), grads=grads(model), params=list(model.parameters()))
+    return dict(init=init, losses=losses, norms=norms, out=model(x), grads=grads(model),
+                params=list(model.parameters()))
 
 
 @pytest.mark.parametrize("dims, weights", [(1, "complex"), (1, "real_pairs"), (2, "complex")])
@@ -612,7 +614,7 @@ def kg_1n(torch, init, kind):
     h, r, t = triples.T
     labels = torch.zeros(len(triples), E, dtype=torch.float64)
     labels[torch.arange(len(triples)), t] = 1.0
-    for i, (hh, rr, tt) in enumerate(triples.tolist()):
+    for i, (hh, rr, _) in enumerate(triples.tolist()):
         same = (h == hh) & (r == rr)
         labels[i, t[same]] = 1.0
     smoothed = (1 - 0.1) * labels + 0.1 / E
