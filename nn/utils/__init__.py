@@ -13,6 +13,7 @@ import numpy as np
 from minigrad import Tensor
 from minigrad.autograd import recording
 from minigrad.device import array_module
+from minigrad.ops.complex import refuse
 
 
 def _grads(parameters):
@@ -136,7 +137,9 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
         return recording.hook.recorder.on_call(clip_grad_value_, params, clip_value, foreach)
     clip_value = float(clip_value)
-    for g in _grads(parameters):
+    grads = _grads(parameters)
+    refuse("clamp", *grads)
+    for g in grads:
         array_module(g.array).clip(g.array, -clip_value, clip_value, out=g.array)
         g._bump_version()
 

@@ -637,3 +637,46 @@ def kg_1n(torch, init, kind):
 @pytest.mark.parametrize("kind", ["distmult", "complex"])
 def test_distmult_complex_one_to_n_label_smoothing(torch, kind):
     both(torch, kg_1n, kind=kind)
+
+
+# ---- a learned spectral transfer function: a complex Parameter by nn.init.normal_, fitted by strong-Wolfe LBFGS ---
+def spectral_filter(torch, init):
+    nn = torch.nn
+    n = 16
+
+    class Filter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.H = nn.Parameter(torch.empty(n // 2 + 1, dtype=torch.cdouble))
+            nn.init.normal_(self.H, 0.5, 0.1)
+
+        def forward(self, x):
+            return torch.fft.irfft(torch.fft.rfft(x, norm="ortho") * self.H, n=n, norm="ortho")
+
+    model = Filter()
+    init = start(model, init)
+    rng = np.random.default_rng(121)
+    x = torch.tensor(rng.standard_normal((4, n)))
+    kernel = torch.tensor([0.25, 0.5, 0.25, -0.1])
+    y = sum(k * torch.roll(x, i, dims=-1) for i, k in enumerate(kernel))
+    opt = torch.optim.LBFGS(model.parameters(), lr=1, max_iter=6, history_size=4, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = (model(x) - y).pow(2).mean() + 1e-3 * model.H.abs().pow(2).sum()
+        loss.backward()
+        return loss
+
+    losses = [opt.step(closure).item() for _ in range(2)]
+    try:
+        nn.utils.clip_grad_value_(model.parameters(), 0.1)
+        refused = None
+    except NotImplementedError as e:
+        refused = str(e)
+    state = opt.state[model.H]
+    return dict(init=init, losses=losses, H=torch.view_as_real(model.H.detach()), refused=refused,
+                direction=state["d"], evals=state["func_evals"], out=model(x))
+
+
+def test_spectral_filter_complex_parameter_lbfgs(torch):
+    both(torch, spectral_filter)

@@ -26,3 +26,61 @@ def test_total_norm_of_an_empty_complex_gradient_is_real(torch):
     theirs = torch.nn.utils.get_total_norm([torch.zeros(0, dtype=torch.complex64)])
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     assert float(ours) == float(theirs)
+
+
+def test_clip_grad_value_refuses_complex_gradients_as_pytorch(torch):
+    def run(lib):
+        w = lib.nn.Parameter(lib.tensor(np.array([3 + 4j, 1 - 2j])))
+        (w.abs() ** 2).sum().backward()
+        with pytest.raises(Exception) as info:
+            lib.nn.utils.clip_grad_value_([w], 0.5)
+        return type(info.value).__name__, str(info.value), lib.view_as_real(w.grad).numpy()
+
+    ours, theirs = run(minigrad), run(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_array_equal(ours[2], theirs[2])  # left as it was
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_steps_complex_parameters_as_their_real_pairs(torch, line_search_fn):
+    def run(lib):
+        w = lib.nn.Parameter(lib.tensor(np.array([0.5 + 1j, -1 + 0.25j, 2 - 1j])))
+        v = lib.nn.Parameter(lib.tensor(np.array([0.3, -0.7])))
+        target = lib.tensor(np.array([1 - 1j, 0.5j, -0.5 + 0.5j]))
+        opt = lib.optim.LBFGS([w, v], lr=0.5, max_iter=4, history_size=3, line_search_fn=line_search_fn)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((w * (1 + v.sum()) - target).abs() ** 2).sum() + (v ** 2).sum()
+            loss.backward()
+            return loss
+
+        losses = [float(opt.step(closure)) for _ in range(2)]
+        state = opt.state[w]
+        return (losses, lib.view_as_real(w.detach()).numpy(), v.detach().numpy(), state["d"].numpy(),
+                state["prev_flat_grad"].numpy(), state["func_evals"])
+
+    ours, theirs = run(minigrad), run(torch)
+    for m, t in zip(ours, theirs):
+        np.testing.assert_allclose(m, t, rtol=1e-10, atol=1e-12)
+    assert ours[3].dtype == np.float64  # the search direction is real: (real, imaginary) pairs
+
+
+@pytest.mark.parametrize("lib_name", ["minigrad", "torch"])
+def test_init_normal_of_a_complex_tensor_draws_each_part_with_half_the_variance(torch, lib_name):
+    lib = minigrad if lib_name == "minigrad" else torch
+    state = lib.random.get_rng_state()
+    try:
+        lib.manual_seed(3)
+        a = lib.nn.init.normal_(lib.empty(4, 3, dtype=lib.complex128), 2.0, 3.0)
+        lib.manual_seed(3)
+        b = lib.view_as_real(lib.empty(4, 3, dtype=lib.complex128)).normal_(2.0, 3.0 * 0.5 ** 0.5)
+        np.testing.assert_allclose(lib.view_as_real(a).numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+        lib.manual_seed(3)
+        c = lib.empty(4, 3, dtype=lib.complex128).normal_(2.0, 3.0)
+        np.testing.assert_allclose(lib.view_as_real(c).numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+        w = lib.nn.init.xavier_normal_(lib.empty(200, 300, dtype=lib.complex64))
+        assert w.dtype == lib.complex64
+        np.testing.assert_allclose(lib.view_as_real(w).std(dim=(0, 1)).numpy(), [(2 / 500 / 2) ** 0.5] * 2, rtol=0.02)
+    finally:
+        lib.random.set_rng_state(state)
