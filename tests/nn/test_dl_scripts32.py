@@ -680,3 +680,152 @@ def spectral_filter(torch, init):
 
 def test_spectral_filter_complex_parameter_lbfgs(torch):
     both(torch, spectral_filter)
+
+
+# ---- a batched Kalman filter with an RTS smoother: MultivariateNormal innovations, Q by a Cholesky factor -------
+def kalman_rts(torch, init):
+    nn, D = torch.nn, torch.distributions
+
+    class StateSpace(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.F = nn.Parameter(torch.tensor([[1.0, 0.1], [0.0, 0.95]]))
+            self.q_raw = nn.Parameter(torch.tensor([[-1.0, 0.0], [0.2, -1.5]]))
+            self.log_r = nn.Parameter(torch.tensor(-1.0))
+
+        def Q(self):
+            L = torch.tril(self.q_raw, diagonal=-1) + torch.diag_embed(self.q_raw.diagonal().exp())
+            return L @ L.mT
+
+        def forward(self, ys):
+            B, T, _ = ys.shape
+            H = torch.tensor([[1.0, 0.0]], dtype=ys.dtype)
+            Q, R = self.Q(), self.log_r.exp().reshape(1, 1)
+            m = torch.zeros(B, 2, dtype=ys.dtype)
+            P = torch.eye(2, dtype=ys.dtype).expand(B, 2, 2)
+            loglik, filt, preds = 0, [], []
+            for t in range(T):
+                m_pred = m @ self.F.T
+                P_pred = self.F @ P @ self.F.T + Q
+                preds.append((m_pred, P_pred))
+                S = H @ P_pred @ H.T + R
+                loglik = loglik + D.MultivariateNormal(m_pred @ H.T, covariance_matrix=S).log_prob(ys[:, t]).sum()
+                K = torch.linalg.solve(S, H @ P_pred).mT
+                m = m_pred + ((ys[:, t] - m_pred @ H.T).unsqueeze(1) @ K.mT).squeeze(1)
+                I_KH = torch.eye(2, dtype=ys.dtype) - K @ H
+                P = I_KH @ P_pred @ I_KH.mT + K @ R @ K.mT  # Joseph form
+                filt.append((m, P))
+            ms, Ps = [filt[-1][0]], [filt[-1][1]]
+            for t in range(T - 2, -1, -1):
+                m_f, P_f = filt[t]
+                m_p, P_p = preds[t + 1]
+                G = torch.linalg.solve(P_p, self.F @ P_f).mT
+                ms.insert(0, m_f + ((ms[0] - m_p).unsqueeze(1) @ G.mT).squeeze(1))
+                Ps.insert(0, P_f + G @ (Ps[0] - P_p) @ G.mT)
+            return loglik, torch.stack(ms, 1), torch.stack(Ps, 1)
+
+    model = StateSpace()
+    init = start(model, init)
+    rng = np.random.default_rng(131)
+    pos = np.cumsum(0.1 * np.cumsum(0.2 * rng.standard_normal((3, 7)), 1), 1)
+    ys = torch.tensor(pos + 0.3 * rng.standard_normal((3, 7))).unsqueeze(-1)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(3):
+        loglik, ms, Ps = model(ys)
+        opt.zero_grad()
+        (-loglik).backward()
+        opt.step()
+        losses.append(loglik.item())
+    return dict(init=init, losses=losses, smoothed=ms, covs=Ps, Q=model.Q(), grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_kalman_rts_smoother_batched_mvn_joseph(torch):
+    both(torch, kalman_rts)
+
+
+# ---- a debiased, unbalanced Sinkhorn divergence (KL-relaxed marginals) moving a point cloud by SGD -------------
+def sinkhorn_divergence(torch, init):
+    eps, rho, iters = 0.1, 1.0, 20
+    damp = rho / (rho + eps)
+
+    def ot(x, y, a, b):
+        C = torch.cdist(x, y) ** 2 / 2
+        f, g = torch.zeros_like(a), torch.zeros_like(b)
+        for _ in range(iters):
+            f = -damp * eps * torch.logsumexp(b.log().unsqueeze(0) + (g.unsqueeze(0) - C) / eps, dim=1)
+            g = -damp * eps * torch.logsumexp(a.log().unsqueeze(1) + (f.unsqueeze(1) - C) / eps, dim=0)
+        # the dual objective of the unbalanced problem
+        phi = lambda p: -rho * (torch.exp(-p / rho) - 1)  # noqa: E731
+        plan = torch.exp((f.unsqueeze(1) + g.unsqueeze(0) - C) / eps) * a.unsqueeze(1) * b.unsqueeze(0)
+        return (a * phi(f)).sum() + (b * phi(g)).sum() - eps * (plan.sum() - a.sum() * b.sum()), plan
+
+    rng = np.random.default_rng(141)
+    x = torch.tensor(rng.standard_normal((6, 2)), requires_grad=True)
+    y = torch.tensor(rng.standard_normal((5, 2)) + 1.0)
+    a = torch.full((6,), 1 / 6, dtype=torch.float64)
+    b = torch.tensor(rng.uniform(0.5, 1.5, 5) / 5)
+    opt = torch.optim.SGD([x], lr=0.5)
+    losses = []
+    for _ in range(3):
+        xy, plan = ot(x, y, a, b)
+        loss = xy - 0.5 * ot(x, x, a, a)[0] - 0.5 * ot(y, y, b, b)[0]
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=None, losses=losses, x=x, plan=plan, mass=plan.sum(), grad=x.grad)
+
+
+def test_unbalanced_sinkhorn_divergence_debiased(torch):
+    both(torch, sinkhorn_divergence)
+
+
+# ---- DeepAR on counts: NegativeBinomial(total_count, logits) scaled by each series' mean, a mean forecast --------
+def deepar_counts(torch, init):
+    nn, F, D = torch.nn, torch.nn.functional, torch.distributions
+
+    class DeepARCounts(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(2, 5, batch_first=True)
+            self.mu = nn.Linear(5, 1)
+            self.alpha = nn.Linear(5, 1)
+
+        def forward(self, z_prev, age, scale, h=None):
+            out, h = self.rnn(torch.cat([z_prev / scale.unsqueeze(-1), age], -1), h)
+            mu = F.softplus(self.mu(out)).squeeze(-1) * scale
+            alpha = F.softplus(self.alpha(out)).squeeze(-1) / scale.sqrt()
+            total = 1 / alpha
+            return D.NegativeBinomial(total_count=total, logits=(alpha * mu).log()), h
+
+    model = DeepARCounts()
+    init = start(model, init)
+    rng = np.random.default_rng(151)
+    z = torch.tensor(rng.poisson(np.array([[2.0], [6.0], [12.0]]) * (1.2 + np.sin(np.arange(12) / 2)), (3, 12)))
+    z = z.double()
+    age = torch.log1p(torch.arange(12, dtype=torch.float64)).expand(3, -1).unsqueeze(-1)
+    scale = 1 + z[:, :8].mean(1, keepdim=True)
+    opt = torch.optim.RMSprop(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(3):
+        dist, _ = model(z[:, :7].unsqueeze(-1), age[:, 1:8], scale)
+        loss = -dist.log_prob(z[:, 1:8]).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        dist, h = model(z[:, :7].unsqueeze(-1), age[:, 1:8], scale)
+        prev, means = z[:, 7:8], []
+        for t in range(8, 12):
+            d, h = model(prev.unsqueeze(-1), age[:, t:t + 1], scale, h)
+            prev = d.mean
+            means.append(prev.squeeze(-1))
+    return dict(init=init, losses=losses, fit_mean=dist.mean, fit_var=dist.variance, forecast=torch.stack(means, 1),
+                grads=grads(model), params=list(model.parameters()))
+
+
+def test_deepar_negative_binomial_counts(torch):
+    both(torch, deepar_counts)
