@@ -829,3 +829,232 @@ def deepar_counts(torch, init):
 
 def test_deepar_negative_binomial_counts(torch):
     both(torch, deepar_counts)
+
+
+# ---- SVGD: an RBF kernel with the median heuristic, the score by autograd.grad, particles moved by Adagrad -------
+def svgd(torch, init):
+    D = torch.distributions
+    mix = D.MixtureSameFamily(D.Categorical(probs=torch.tensor([0.3, 0.7], dtype=torch.float64)),
+                              D.Independent(D.Normal(torch.tensor([[-2.0, 0.0], [2.0, 1.0]], dtype=torch.float64),
+                                                     torch.tensor([[0.5, 0.8], [0.7, 0.5]], dtype=torch.float64)), 1))
+    rng = np.random.default_rng(161)
+    x = torch.tensor(rng.standard_normal((7, 2)))
+    opt = torch.optim.Adagrad([x], lr=0.3)
+    bandwidths = []
+    for _ in range(4):
+        xg = x.detach().requires_grad_(True)
+        (score,) = torch.autograd.grad(mix.log_prob(xg).sum(), xg)
+        d2 = torch.cdist(x, x) ** 2
+        h = d2.flatten().median() / math.log(x.shape[0] + 1)
+        bandwidths.append(h.item())
+        K = torch.exp(-d2 / h)
+        repulse = (K.sum(1, keepdim=True) * x - K @ x) * 2 / h
+        phi = (K @ score + repulse) / x.shape[0]
+        x.grad = -phi
+        opt.step()
+    return dict(init=None, x=x, bandwidths=bandwidths, logp=mix.log_prob(x), state=opt.state[x]["sum"])
+
+
+def test_svgd_rbf_median_heuristic_mixture(torch):
+    both(torch, svgd)
+
+
+# ---- HMC: leapfrog by autograd.grad on a learned energy, given momenta and uniforms, Metropolis by torch.where ----
+def hmc(torch, init):
+    nn = torch.nn
+    energy = nn.Sequential(nn.Linear(2, 8), nn.Softplus(), nn.Linear(8, 1))
+    init = start(energy, init)
+    rng = np.random.default_rng(171)
+    momenta = torch.tensor(rng.standard_normal((3, 5, 2)))
+    uniforms = torch.tensor(rng.uniform(0, 1, (3, 5)))
+
+    def U(q):
+        return energy(q).squeeze(-1) + 0.5 * (q ** 2).sum(-1)
+
+    def grad_U(q):
+        q = q.detach().requires_grad_(True)
+        return torch.autograd.grad(U(q).sum(), q)[0]
+
+    q = torch.zeros(5, 2, dtype=torch.float64)
+    accepts, step = [], 0.3
+    for i in range(3):
+        p0 = momenta[i]
+        qn, p = q.clone(), p0 - 0.5 * step * grad_U(q)
+        for k in range(4):
+            qn = qn + step * p
+            if k < 3:
+                p = p - step * grad_U(qn)
+        p = p - 0.5 * step * grad_U(qn)
+        with torch.no_grad():
+            h0 = U(q) + 0.5 * (p0 ** 2).sum(-1)
+            h1 = U(qn) + 0.5 * (p ** 2).sum(-1)
+            accept = uniforms[i].log() < (h0 - h1)
+            q = torch.where(accept.unsqueeze(-1), qn, q)
+        accepts.append(accept)
+    # contrastive-divergence style step on the energy from the chain's samples
+    data = torch.tensor(rng.standard_normal((5, 2)) + 1.0)
+    loss = energy(data).mean() - energy(q).mean()
+    loss.backward()
+    return dict(init=init, q=q, accepts=torch.stack(accepts), loss=loss, grads=grads(energy))
+
+
+def test_hmc_leapfrog_given_momenta_metropolis(torch):
+    both(torch, hmc)
+
+
+# ---- a neural spline flow: monotone rational-quadratic splines, bins found by searchsorted, the log-determinant -
+def spline_flow(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    K, B = 4, 3.0
+
+    def rq_spline(x, w, h, d):
+        widths = F.pad(torch.cumsum(F.softmax(w, -1), -1), (1, 0)) * 2 * B - B
+        heights = F.pad(torch.cumsum(F.softmax(h, -1), -1), (1, 0)) * 2 * B - B
+        derivs = F.pad(F.softplus(d) + 1e-3, (1, 1), value=1.0)
+        inside = (x > -B) & (x < B)
+        xc = x.clamp(-B + 1e-6, B - 1e-6)
+        idx = (torch.searchsorted(widths.contiguous(), xc.unsqueeze(-1)) - 1).clamp(0, K - 1)
+        pick = lambda t: t.gather(-1, idx).squeeze(-1)  # noqa: E731
+        x0, x1, y0, y1 = pick(widths), pick(widths[..., 1:]), pick(heights), pick(heights[..., 1:])
+        d0, d1 = pick(derivs), pick(derivs[..., 1:])
+        wk, s = x1 - x0, (y1 - y0) / (x1 - x0)
+        xi = (xc - x0) / wk
+        denom = s + (d1 + d0 - 2 * s) * xi * (1 - xi)
+        y = y0 + (y1 - y0) * (s * xi ** 2 + d0 * xi * (1 - xi)) / denom
+        dy = s ** 2 * (d1 * xi ** 2 + 2 * s * xi * (1 - xi) + d0 * (1 - xi) ** 2) / denom ** 2
+        return torch.where(inside, y, x), torch.where(inside, dy.log(), torch.zeros_like(x))
+
+    class Coupling(nn.Module):
+        def __init__(self, flip):
+            super().__init__()
+            self.flip = flip
+            self.net = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 3 * K - 1))
+
+        def forward(self, x):
+            a, b = (x[:, 1:], x[:, :1]) if self.flip else (x[:, :1], x[:, 1:])
+            w, h, d = self.net(a).unsqueeze(1).split([K, K, K - 1], dim=-1)
+            yb, logdet = rq_spline(b, w, h, d)
+            y = torch.cat([yb, a], 1) if self.flip else torch.cat([a, yb], 1)
+            return y, logdet.sum(1)
+
+    flows = nn.ModuleList([Coupling(False), Coupling(True)])
+    init = start(flows, init)
+    rng = np.random.default_rng(181)
+    x = torch.tensor(np.stack([rng.standard_normal(16), rng.standard_normal(16) ** 2 - 1], 1))
+    base = torch.distributions.Normal(0.0, 1.0)
+    opt = torch.optim.Adam(flows.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(3):
+        z, total = x, 0
+        for f in flows:
+            z, ld = f(z)
+            total = total + ld
+        loss = -(base.log_prob(z).sum(1) + total).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=init, losses=losses, z=z, logdet=total, grads=grads(flows), params=list(flows.parameters()))
+
+
+def test_neural_spline_flow_searchsorted(torch):
+    both(torch, spline_flow)
+
+
+# ---- GDAS: a hard Gumbel-softmax over operations with given Gumbel noise, the straight-through estimator --------
+def gdas(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    ops = [lambda x: x, torch.tanh, F.relu, lambda x: torch.zeros_like(x)]
+
+    class Cell(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pre = nn.Linear(3, 4)
+            self.arch = nn.Parameter(torch.zeros(2, len(ops)))
+            self.post = nn.Linear(4, 2)
+
+        def forward(self, x, gumbel, tau):
+            soft = F.softmax((self.arch + gumbel) / tau, dim=-1)
+            index = soft.argmax(-1, keepdim=True)
+            hard = torch.zeros_like(soft).scatter_(-1, index, 1.0)
+            w = hard - soft.detach() + soft
+            h = self.pre(x)
+            for e in range(2):
+                h = sum(w[e, i] * op(h) for i, op in enumerate(ops))
+            return self.post(h), index.squeeze(-1)
+
+    model = Cell()
+    init = start(model, init)
+    rng = np.random.default_rng(191)
+    x, y = torch.tensor(rng.standard_normal((8, 3))), torch.tensor(rng.integers(0, 2, 8))
+    g = torch.tensor(-np.log(-np.log(rng.uniform(1e-9, 1, (4, 2, len(ops))))))
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses, chosen = [], []
+    for step in range(4):
+        tau = 10 * (0.1 / 10) ** (step / 3)
+        out, idx = model(x, g[step], tau)
+        loss = F.cross_entropy(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        chosen.append(idx)
+    return dict(init=init, losses=losses, chosen=torch.stack(chosen), grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_gdas_hard_gumbel_straight_through(torch):
+    both(torch, gdas)
+
+
+# ---- DimeNet's radial basis: sin(n pi d / c) / d with a polynomial envelope, energies and forces ----------------
+def bessel_rbf(torch, init):
+    nn = torch.nn
+    cutoff, p, n_rbf = 3.0, 5, 4
+
+    class Envelope(nn.Module):
+        def forward(self, x):
+            a, b, c = -(p + 1) * (p + 2) / 2, p * (p + 2), -p * (p + 1) / 2
+            env = 1 / x + a * x ** (p - 1) + b * x ** p + c * x ** (p + 1)
+            return torch.where(x < 1, env, torch.zeros_like(x))
+
+    class RadialBasis(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.freq = nn.Parameter(math.pi * torch.arange(1, n_rbf + 1, dtype=torch.float64))
+            self.envelope = Envelope()
+
+        def forward(self, d):
+            x = d.unsqueeze(-1) / cutoff
+            return self.envelope(x) * torch.sin(self.freq * x)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rbf = RadialBasis()
+            self.mlp = nn.Sequential(nn.Linear(n_rbf, 6), nn.SiLU(), nn.Linear(6, 1))
+
+        def forward(self, pos):
+            i, j = torch.triu_indices(pos.shape[0], pos.shape[0], offset=1)
+            d = torch.linalg.vector_norm(pos[i] - pos[j], dim=-1)
+            return self.mlp(self.rbf(d)).sum()
+
+    model = Model()
+    init = start(model, init)
+    rng = np.random.default_rng(201)
+    pos = torch.tensor(rng.uniform(0, 1.8, (5, 3)), requires_grad=True)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(2):
+        e = model(pos)
+        (f,) = torch.autograd.grad(-e, pos, create_graph=True)
+        loss = (e + 0.5) ** 2 + 0.1 * f.pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=init, losses=losses, forces=f, grads=grads(model), params=list(model.parameters()))
+
+
+def test_dimenet_bessel_basis_envelope_forces(torch):
+    both(torch, bessel_rbf)
