@@ -84,3 +84,14 @@ def test_init_normal_of_a_complex_tensor_draws_each_part_with_half_the_variance(
         np.testing.assert_allclose(lib.view_as_real(w).std(dim=(0, 1)).numpy(), [(2 / 500 / 2) ** 0.5] * 2, rtol=0.02)
     finally:
         lib.random.set_rng_state(state)
+
+
+def test_sparse_adam_refuses_complex_parameters_by_place(torch):
+    def run(lib):
+        real, c = lib.nn.Parameter(lib.zeros(2)), lib.nn.Parameter(lib.zeros(2, dtype=lib.complex64))
+        with pytest.raises(Exception) as info:
+            lib.optim.SparseAdam([{"params": [real]}, {"params": [lib.nn.Parameter(lib.ones(3)), c]}])
+        return type(info.value).__name__, str(info.value)
+
+    assert run(minigrad) == run(torch) == ("ValueError", "Complex params at indices [[1, 1]]: SparseAdam does not "
+                                          "support complex parameters")
