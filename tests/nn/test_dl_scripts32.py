@@ -1058,3 +1058,120 @@ def bessel_rbf(torch, init):
 
 def test_dimenet_bessel_basis_envelope_forces(torch):
     both(torch, bessel_rbf)
+
+
+# ---- HMM posteriors by differentiating log Z (forward-backward through autograd), then a Baum-Welch M-step -------
+def hmm_posteriors(torch, init):
+    S, V, T = 3, 4, 6
+    rng = np.random.default_rng(211)
+    log_pi = torch.log_softmax(torch.tensor(rng.standard_normal(S)), -1)
+    log_A = torch.log_softmax(torch.tensor(rng.standard_normal((S, S))), -1)
+    emit = torch.distributions.Categorical(logits=torch.tensor(rng.standard_normal((S, V))))
+    obs = torch.tensor(rng.integers(0, V, (2, T)))
+    lls = []
+    for _ in range(2):
+        # log p(x_t | z_t = s) for every state; made a leaf so its gradient is the posterior marginals
+        log_b = emit.log_prob(obs.unsqueeze(-1)).detach().requires_grad_(True)  # (batch, T, S)
+        pair = torch.zeros(2, T - 1, S, S, dtype=torch.float64, requires_grad=True)
+        alpha = log_pi + log_b[:, 0]
+        for t in range(1, T):
+            alpha = torch.logsumexp(alpha.unsqueeze(-1) + log_A + pair[:, t - 1], dim=1) + log_b[:, t]
+        log_z = torch.logsumexp(alpha, -1).sum()
+        gamma, xi = torch.autograd.grad(log_z, [log_b, pair])
+        lls.append(log_z.item())
+        # M-step from the expected counts
+        log_pi = (gamma[:, 0].mean(0) + 1e-12).log()
+        log_A = torch.log(xi.sum((0, 1)) / xi.sum((0, 1, 3)).unsqueeze(-1))
+        counts = torch.zeros(S, V, dtype=torch.float64).index_add_(1, obs.flatten(), gamma.reshape(-1, S).T)
+        emit = torch.distributions.Categorical(probs=counts / counts.sum(-1, keepdim=True))
+    return dict(init=None, lls=lls, gamma=gamma, xi=xi, log_A=log_A, emit=emit.probs,
+                entropy=emit.entropy(), check=gamma.sum(-1))
+
+
+def test_hmm_posteriors_by_autograd_baum_welch(torch):
+    theirs, _ = both(torch, hmm_posteriors)
+    np.testing.assert_allclose(theirs["check"].numpy(), 1.0)
+
+
+# ---- a float32 2-D FNO as the reference code writes it: cfloat weights from torch.rand, both corner mode blocks ---
+def fno2d_float32(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    w, m1, m2, n = 3, 2, 3, 8
+
+    class SpectralConv2d(nn.Module):
+        def __init__(self):
+            super().__init__()
+            scale = 1 / (w * w)
+            self.weights1 = nn.Parameter(scale * torch.rand(w, w, m1, m2, dtype=torch.cfloat))
+            self.weights2 = nn.Parameter(scale * torch.rand(w, w, m1, m2, dtype=torch.cfloat))
+
+        def forward(self, x):
+            x_ft = torch.fft.rfft2(x)
+            out_ft = torch.zeros(x.size(0), w, x.size(-2), x.size(-1) // 2 + 1, dtype=torch.cfloat)
+            out_ft[:, :, :m1, :m2] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, :m1, :m2], self.weights1)
+            out_ft[:, :, -m1:, :m2] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, -m1:, :m2], self.weights2)
+            return torch.fft.irfft2(out_ft, s=(x.size(-2), x.size(-1)))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc0 = nn.Linear(3, w)
+            self.conv = SpectralConv2d()
+            self.w0 = nn.Conv2d(w, w, 1)
+            self.fc1 = nn.Linear(w, 1)
+
+        def forward(self, a):
+            gx = torch.linspace(0, 1, n).reshape(1, n, 1, 1).repeat(a.shape[0], 1, n, 1)
+            gy = torch.linspace(0, 1, n).reshape(1, 1, n, 1).repeat(a.shape[0], n, 1, 1)
+            h = self.fc0(torch.cat((a, gx, gy), dim=-1)).permute(0, 3, 1, 2)
+            h = F.gelu(self.conv(h) + self.w0(h))
+            return self.fc1(h.permute(0, 2, 3, 1))
+
+    model = Net()
+    if init is None:
+        init = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+    else:
+        model.load_state_dict({k: torch.tensor(v) for k, v in init.items()})
+    rng = np.random.default_rng(221)
+    a = torch.tensor(rng.standard_normal((2, n, n, 1)).astype(np.float32))
+    u = torch.roll(a, 1, dims=1) * 0.5
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    losses = []
+    for _ in range(2):
+        loss = F.mse_loss(model(a), u, reduction="sum") / a.shape[0]
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=init, losses=losses, out=model(a), w1=torch.view_as_real(model.conv.weights1.detach()),
+                dtypes=[str(p.dtype).split(".")[-1] for p in model.parameters()])
+
+
+def test_fno2d_float32_cfloat_weights_corner_modes(torch):
+    both(torch, fno2d_float32, tol=dict(rtol=2e-5, atol=2e-6))
+
+
+# ---- integrated gradients by vmap(grad) over alphas (a Riemann midpoint sum) against the batched version --------
+def ig_vmap(torch, init):
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 1))
+    init = start(model, init)
+    rng = np.random.default_rng(231)
+    x = torch.tensor(rng.standard_normal(4))
+    baseline = torch.tensor(rng.standard_normal(4)) * 0.1
+    alphas = (torch.arange(8, dtype=torch.float64) + 0.5) / 8
+
+    def score(inp):
+        return model(inp).squeeze(-1)
+
+    path = baseline + alphas.unsqueeze(-1) * (x - baseline)
+    g = torch.func.vmap(torch.func.grad(score))(path)
+    ig = (x - baseline) * g.mean(0)
+    batched = path.clone().requires_grad_(True)
+    (g2,) = torch.autograd.grad(score(batched).sum(), batched)
+    gap = ig.sum() - (score(x) - score(baseline))
+    return dict(init=init, ig=ig, same=g - g2, gap=gap)
+
+
+def test_integrated_gradients_vmap_grad_midpoint(torch):
+    both(torch, ig_vmap)
