@@ -1175,3 +1175,61 @@ def ig_vmap(torch, init):
 
 def test_integrated_gradients_vmap_grad_midpoint(torch):
     both(torch, ig_vmap)
+
+
+# ---- second-order DARTS: a virtual step on the weights, the architecture gradient corrected by a finite-difference
+# Hessian-vector product (weights moved through .data, as the reference code does) ------------------------------
+def darts_unrolled(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ops = nn.ModuleList([nn.Linear(3, 4), nn.Sequential(nn.Linear(3, 4), nn.ReLU()),
+                                      nn.Sequential(nn.Linear(3, 4, bias=False), nn.Tanh())])
+            self.alpha = nn.Parameter(torch.zeros(3))
+            self.head = nn.Linear(4, 2)
+
+        def forward(self, x):
+            w = F.softmax(self.alpha, 0)
+            return self.head(sum(wi * op(x) for wi, op in zip(w, self.ops)))
+
+        def weights(self):
+            return [p for n, p in self.named_parameters() if n != "alpha"]
+
+    model = Mixed()
+    init = start(model, init)
+    rng = np.random.default_rng(241)
+    xt, xv = torch.tensor(rng.standard_normal((6, 3))), torch.tensor(rng.standard_normal((6, 3)))
+    yt, yv = torch.tensor(rng.integers(0, 2, 6)), torch.tensor(rng.integers(0, 2, 6))
+    xi = 0.1
+    a_opt = torch.optim.Adam([model.alpha], lr=3e-2)
+    w_opt = torch.optim.SGD(model.weights(), lr=xi, momentum=0.9)
+    hessians = []
+    for _ in range(2):
+        backup = [p.data.clone() for p in model.weights()]
+        gw = torch.autograd.grad(F.cross_entropy(model(xt), yt), model.weights())
+        for p, g in zip(model.weights(), gw):
+            p.data.sub_(xi * g)
+        dalpha, *dw = torch.autograd.grad(F.cross_entropy(model(xv), yv), [model.alpha] + model.weights())
+        r = 1e-2 / torch.cat([d.flatten() for d in dw]).norm()
+        sides = []
+        for sign in (1, -1):
+            for p, b, d in zip(model.weights(), backup, dw):
+                p.data.copy_(b + sign * r * d)
+            sides.append(torch.autograd.grad(F.cross_entropy(model(xt), yt), model.alpha)[0])
+        for p, b in zip(model.weights(), backup):
+            p.data.copy_(b)
+        hessian = (sides[0] - sides[1]) / (2 * r)
+        hessians.append(hessian)
+        a_opt.zero_grad()
+        model.alpha.grad = dalpha - xi * hessian
+        a_opt.step()
+        w_opt.zero_grad()
+        F.cross_entropy(model(xt), yt).backward()
+        w_opt.step()
+    return dict(init=init, hessians=hessians, alpha=model.alpha, grads=grads(model), params=list(model.parameters()))
+
+
+def test_darts_second_order_finite_difference_hessian(torch):
+    both(torch, darts_unrolled, tol=dict(rtol=1e-7, atol=1e-9))
