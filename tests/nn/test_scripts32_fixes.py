@@ -95,3 +95,41 @@ def test_sparse_adam_refuses_complex_parameters_by_place(torch):
 
     assert run(minigrad) == run(torch) == ("ValueError", "Complex params at indices [[1, 1]]: SparseAdam does not "
                                           "support complex parameters")
+
+
+def error_of(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 (the type and text are what is compared)
+        return type(e).__name__, str(e).replace("torch", "minigrad")
+    return None
+
+
+@pytest.mark.parametrize("kw", [{}, {"padding_idx": 1}, {"max_norm": 1.0}, {"sparse": True}])
+def test_complex_embedding_refuses_autograd_as_pytorch(torch, kw):
+    def run(lib):
+        emb = lib.nn.Embedding(4, 3, dtype=lib.complex128, **kw)
+        refused = error_of(lambda: emb(lib.tensor([0, 2])))
+        with lib.no_grad():  # (without a graph to record, the lookup is allowed)
+            rows = emb(lib.tensor([3, 0]))
+        return refused, str(rows.dtype).split(".")[-1], tuple(rows.shape)
+
+    ours, theirs = run(minigrad), run(torch)
+    assert ours == theirs
+    assert ours[0] == ("RuntimeError", "embedding does not support automatic differentiation for outputs with complex "
+                                       "dtype.")
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "complex64", "complex128"])
+@pytest.mark.parametrize("ids", ["int64", "float32"])
+def test_embedding_bag_refuses_a_non_floating_weight_after_the_ids(torch, dtype, ids):
+    if dtype == "int64" and ids == "float32":
+        pytest.skip("PyTorch swaps the arguments of this deprecated (weight, input) order")
+
+    def run(lib):
+        weight = lib.ones(5, 3, dtype=getattr(lib, dtype))
+        return error_of(lambda: lib.nn.functional.embedding_bag(lib.tensor([0, 1], dtype=getattr(lib, ids)), weight,
+                                                                lib.tensor([0])))
+
+    ours = run(minigrad)
+    assert ours is not None and ours == run(torch)
