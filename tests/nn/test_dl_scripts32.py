@@ -1,10 +1,14 @@
 """Scientific-ML, probabilistic and structured models as researchers write them (a Fourier neural operator in 1-D and
-2-D with complex spectral weights, DeepONet, a KAN layer on Cox-de Boor B-splines, an E(n)-equivariant GNN layer,
-SchNet's continuous-filter convolution, a hidden Markov model's log-space forward algorithm and Viterbi decoding,
-DeepAR's Normal likelihood, a particle filter with systematic resampling, a DARTS cell, SWAG moments, integrated
-gradients and SmoothGrad, DistMult / ComplEx with 1-N scoring), written once against a `torch`-like module and run
-twice: on PyTorch, then on minigrad from PyTorch's initial weights. Losses, gradients, parameters and outputs must agree
-closely (float64 throughout; random draws made by numpy and passed to both runs)."""
+2-D with complex spectral weights, clipped, and a float32 2-D one with cfloat corner-mode weights, a learned spectral
+transfer function fitted by LBFGS over a complex Parameter, DeepONet, a KAN layer on Cox-de Boor B-splines, an
+E(n)-equivariant GNN layer, SchNet's continuous-filter convolution, DimeNet's Bessel basis with its envelope, a hidden
+Markov model's log-space forward algorithm with Viterbi decoding and its posteriors by differentiating log Z with a
+Baum-Welch step, DeepAR with a Normal and with a NegativeBinomial likelihood, a particle filter with systematic
+resampling, a batched Kalman filter with an RTS smoother, an unbalanced debiased Sinkhorn divergence, a DARTS cell,
+second-order DARTS, GDAS, SWAG moments, SVGD, HMC with given momenta, a rational-quadratic spline flow, integrated
+gradients (batched and by vmap(grad)) and SmoothGrad, DistMult / ComplEx with 1-N scoring), written once against a
+`torch`-like module and run twice: on PyTorch, then on minigrad from PyTorch's initial weights. Losses, gradients,
+parameters and outputs must agree closely (float64 unless said; random draws made by numpy and passed to both runs)."""
 import math
 
 import numpy as np

@@ -1,5 +1,7 @@
-"""Focused checks for what the scripts of test_dl_scripts32.py found minigrad doing unlike PyTorch: the gradient norm
-of complex parameters (clip_grad_norm_, get_total_norm) is real, as PyTorch's."""
+"""Focused checks for what the scripts of test_dl_scripts32.py found minigrad doing unlike PyTorch, all around complex
+parameters: their gradient norm (clip_grad_norm_, get_total_norm) is real; clip_grad_value_ refuses them; LBFGS steps
+them as (real, imaginary) pairs; nn.init.normal_ and Tensor.normal_ draw each part from N(mean, std^2 / 2); SparseAdam
+refuses them; F.embedding refuses autograd through a complex table and F.embedding_bag a non-floating one."""
 import numpy as np
 import pytest
 
