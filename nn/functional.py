@@ -7,7 +7,7 @@ saves only what it needs; `nn/_functional/` holds them, one file per idea. Each 
 from minigrad's primitive ops in nn/_functional/reference.py (read that first): with
 MINIGRAD_KERNELS=reference (or `minigrad.set_kernels("reference")`) these functions call it.
 """
-from minigrad import backends
+from minigrad import backends, is_grad_enabled
 from minigrad.tensor import Tensor
 
 from ._functional import reference as _ref
@@ -60,6 +60,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None:
         check_tensor(input, "input", "embedding")
         _embedding_renorm_(weight, input, max_norm, norm_type)
+    if weight.array.dtype.kind == "c" and weight.requires_grad and is_grad_enabled():  # (PyTorch's refusal)
+        raise RuntimeError("embedding does not support automatic differentiation for outputs with complex dtype.")
     if sparse:  # (scale_grad_by_freq with it: PyTorch's error at the backward)
         return _sparse_embedding(input, weight, padding_idx, scale_grad_by_freq)
     return backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx, scale_grad_by_freq)

@@ -36,7 +36,7 @@ def _samples(tensor, draw, kind, generator=None):
     numpy's generator only draws float32 / float64, so other floating dtypes are drawn as float32; an integer
     tensor gets PyTorch's error for a `kind` ("uniform" / "normal") draw."""
     dt = tensor.array.dtype
-    if dt.kind == "c" and kind == "uniform":  # (PyTorch's: a complex tensor's parts each drawn from U(a, b))
+    if dt.kind == "c":  # (PyTorch's: a complex tensor's real and imaginary parts each drawn alike)
         part = np.dtype(dt.char.lower())
         return draw(_rng(tensor, generator), tensor.array.shape + (2,), part).view(dt).reshape(tensor.array.shape)
     random.check_floating(kind, tensor.dtype)
@@ -52,8 +52,11 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    """Fill with samples of N(mean, std^2). Shape: any (*), in place."""
+    """Fill with samples of N(mean, std^2). Shape: any (*), in place. A complex tensor's parts are each
+    N(mean, std^2 / 2), as PyTorch's."""
     random.check_std(std)
+    if tensor.array.dtype.kind == "c":
+        std = std * math.sqrt(0.5)
     return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean,
                                    "normal", generator))
 

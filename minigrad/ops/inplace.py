@@ -951,8 +951,8 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     vals = random.floats(rng, "normal", self.array.shape, self.array.dtype)
     if std != 1.0:
         vals *= std
-    if mean != 0.0:
-        vals += mean
+    if mean != 0.0:  # (a complex tensor's real and imaginary parts each get the mean, as PyTorch's)
+        vals += complex(mean, mean) if vals.dtype.kind == "c" else mean
     return _write_draws(self, vals, "NormalBackward0")
 
 

@@ -125,6 +125,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
     _check_int(input, "#1 'indices'")
+    if not weight.dtype.is_floating_point:
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
+                           f"BFloat16, Float, Double; but got {type_text(weight.dtype)} instead (while checking "
+                           "arguments for embedding_bag)")
     n, dim = weight.shape
     if padding_idx is not None:
         if not -n <= padding_idx < n:

@@ -58,16 +58,18 @@ class LBFGS(Optimizer):
     def _flat_grad(self):
         xp = array_module(self._params[0].array)
         # (a sparse gradient is taken as its dense equal, as PyTorch's LBFGS)
-        return xp.concatenate([xp.zeros(p.numel(), p.array.dtype) if p.grad is None else
-                               (p.grad.to_dense() if p.grad.is_sparse else p.grad).array.reshape(-1)
+        return xp.concatenate([_real_flat(xp.zeros(p.numel(), p.array.dtype) if p.grad is None else
+                                          (p.grad.to_dense() if p.grad.is_sparse else p.grad).array)
                                for p in self._params])
 
     def _add(self, t, d):
-        """x += t d."""
+        """x += t d (a complex parameter's entries are pairs of d's: real, imaginary)."""
         offset = 0
         for p in self._params:
-            n = p.numel()
-            p.array[...] += t * d[offset:offset + n].reshape(p.shape)
+            dt = p.array.dtype
+            n = p.numel() * (2 if dt.kind == "c" else 1)
+            step = d[offset:offset + n]
+            p.array[...] += t * (step.view(dt) if dt.kind == "c" else step).reshape(p.shape)
             p._bump_version()
             offset += n
 
@@ -268,6 +270,12 @@ def _strong_wolfe(phi, d, t, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, 
             bracket[low] = (t, f_new, g_new, gtd_new)
     t, f_new, g_new, _ = bracket[low]
     return f_new, g_new, t, evals
+
+
+def _real_flat(a):
+    """Array `a` as one real vector: a complex one as its (real, imaginary) pairs, as PyTorch's LBFGS sees it."""
+    a = a.reshape(-1)
+    return a.view(a.real.dtype) if a.dtype.kind == "c" else a
 
 
 def _call(closure):

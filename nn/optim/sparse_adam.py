@@ -28,6 +28,14 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Invalid epsilon value: {eps}")
         check_betas(betas)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
+        # the parameters themselves must be dense and real: PyTorch's checks, by [group, index]
+        places = [(i, j, p) for i, group in enumerate(self.param_groups) for j, p in enumerate(group["params"])]
+        sparse = [[i, j] for i, j, p in places if p.is_sparse]
+        if sparse:
+            raise ValueError(f"Sparse params at indices {sparse}: SparseAdam requires dense parameter tensors")
+        complex_ = [[i, j] for i, j, p in places if p.is_complex()]
+        if complex_:
+            raise ValueError(f"Complex params at indices {complex_}: SparseAdam does not support complex parameters")
 
     def _step_group(self, group):
         lr, eps, maximize = float(group["lr"]), float(group["eps"]), group["maximize"]

@@ -13,6 +13,7 @@ import numpy as np
 from minigrad import Tensor
 from minigrad.autograd import recording
 from minigrad.device import array_module
+from minigrad.ops.complex import refuse
 
 
 def _grads(parameters):
@@ -22,18 +23,19 @@ def _grads(parameters):
 
 
 def _vector_norm(a, norm_type, xp):
-    """The `norm_type`-norm of all of array `a`'s elements, as a 0-d array of a's dtype. Shape: (*) -> ()."""
+    """The `norm_type`-norm of all of array `a`'s elements, as a 0-d array of a's (real) dtype. Shape: (*) -> ()."""
+    real = a.real.dtype  # a complex tensor's norm is real, as PyTorch's
     if a.size == 0:
-        return xp.zeros((), dtype=a.dtype)
+        return xp.zeros((), dtype=real)
     flat = a.reshape(-1)
     if norm_type == 2.0:
-        return xp.sqrt(xp.vdot(flat, flat))  # one BLAS pass, no temporary the size of the gradient
+        return xp.sqrt(xp.vdot(flat, flat).real)  # one BLAS pass, no temporary the size of the gradient
     if norm_type == math.inf:
         return xp.abs(flat).max()
     if norm_type == 1.0:
         return xp.abs(flat).sum()
     if norm_type == 0.0:
-        return xp.count_nonzero(flat).astype(a.dtype)
+        return xp.count_nonzero(flat).astype(real)
     return (xp.abs(flat) ** norm_type).sum() ** (1.0 / norm_type)
 
 
@@ -135,7 +137,9 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
         return recording.hook.recorder.on_call(clip_grad_value_, params, clip_value, foreach)
     clip_value = float(clip_value)
-    for g in _grads(parameters):
+    grads = _grads(parameters)
+    refuse("clamp", *grads)
+    for g in grads:
         array_module(g.array).clip(g.array, -clip_value, clip_value, out=g.array)
         g._bump_version()
 
