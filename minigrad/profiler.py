@@ -38,6 +38,10 @@ class FunctionEvent:
         self.children_time = 0.0
         self.thread = threading.get_ident()
 
+    key = property(lambda self: self.name)
+    count = 1
+    cpu_time = property(lambda self: self.cpu_time_total)
+
     @property
     def cpu_time_total(self):
         return self.end - self.start
@@ -122,10 +126,15 @@ def _now():
 
 
 class profile:
-    """Record the ops run inside `with profile(...) as prof:` (or between start() and stop())."""
+    """Record the ops run inside `with profile(...) as prof:` (or between start() and stop()). Also
+    torch.autograd.profiler.profile, whose first argument is `enabled` (a bool) and which reads back its
+    `function_events` and `table()`."""
 
     def __init__(self, activities=None, *, schedule=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False, **unused):
+        self.enabled = unused.get("enabled", activities) is not False
+        if isinstance(activities, bool):
+            activities = None
         if schedule is not None:
             raise NotImplementedError("minigrad.profiler.profile: schedule= is not supported; profile the steps "
                                       "wanted inside the `with` block")
@@ -136,6 +145,8 @@ class profile:
 
     def start(self):
         global _active
+        if not self.enabled:
+            return
         if _active is not None:
             raise RuntimeError("Profiler is already enabled on this thread")
         _active = self
@@ -196,6 +207,12 @@ class profile:
 
     def events(self):
         return EventList(sorted(self._events, key=lambda e: e.start))
+
+    function_events = property(events)
+
+    def table(self, sort_by=None, row_limit=100, **kwargs):
+        """One row per event (torch.autograd.profiler's table; key_averages().table() sums them per name)."""
+        return self.events().table(sort_by=sort_by, row_limit=row_limit, **kwargs)
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         """The events summed per name (and per input shapes with `group_by_input_shape`), in the order

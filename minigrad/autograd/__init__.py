@@ -21,3 +21,13 @@ def is_tensor_like(inp):
     from ..overrides import is_tensor_like
 
     return is_tensor_like(inp)
+
+
+def __getattr__(name):
+    # torch.autograd.profiler after a bare `import torch`: minigrad.profiler (through the alias finder), which
+    # imports the engine itself and so loads on first use
+    if name in ("profiler", "profiler_util"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

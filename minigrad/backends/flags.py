@@ -10,6 +10,7 @@ they select nothing in minigrad.
 """
 
 _PRECISIONS = ("highest", "high", "medium")
+_precision = {"named": None}  # 'high' or 'medium' as set_float32_matmul_precision last named it (both mean TF32)
 
 
 def _tf32():
@@ -37,6 +38,7 @@ class CudaMatmul:
 
     @allow_tf32.setter
     def allow_tf32(self, value):
+        _precision["named"] = None
         _set_tf32(value)
 
 
@@ -44,8 +46,10 @@ matmul = CudaMatmul()
 
 
 def get_float32_matmul_precision():
-    """'highest' (full float32 products) or 'high' (TF32 allowed), as PyTorch reports them."""
-    return "high" if _tf32() else "highest"
+    """'highest' (full float32 products), or the 'high' / 'medium' last set (TF32 allowed), as PyTorch reports them."""
+    if not _tf32():
+        return "highest"
+    return _precision["named"] or "high"
 
 
 def set_float32_matmul_precision(precision):
@@ -56,6 +60,7 @@ def set_float32_matmul_precision(precision):
         warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
                       "set_float32_matmul_precision call has no effect.", UserWarning, stacklevel=2)
         return
+    _precision["named"] = precision
     _set_tf32(precision != "highest")
 
 

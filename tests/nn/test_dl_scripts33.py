@@ -145,3 +145,125 @@ def several_models(torch, init):
 
 def test_several_models_in_one_checkpoint(torch):
     both(torch, several_models)
+
+
+# ---- utils.benchmark around a function: the Measurement's fields and printout (not the times) --------------------
+def benchmark_timer(torch, init):
+    benchmark = torch.utils.benchmark
+    x = torch.tensor(np.random.default_rng(4).standard_normal((8, 8)))
+
+    def batched_dot_mul_sum(a, b):
+        return a.mul(b).sum(-1)
+
+    t0 = benchmark.Timer(stmt="batched_dot_mul_sum(x, x)", setup="y = x.clone()",
+                         globals={"x": x, "batched_dot_mul_sum": batched_dot_mul_sum}, label="dot", sub_label="8x8",
+                         description="mul/sum")
+    m0 = t0.timeit(20)
+    m1 = benchmark.Timer(stmt="(x * x).sum(-1)", globals={"x": x}, num_threads=1).blocked_autorange(min_run_time=0.01)
+    text = repr(m0).splitlines()
+    return dict(init=None, kind=type(m0).__name__, fields=[m0.label, m0.sub_label, m0.description, m0.stmt, m0.number_per_run,
+                len(m0.times), m0.num_threads], positive=[m0.mean > 0, m0.median > 0, m1.median > 0, m1.number_per_run >= 1,
+                len(m1.times) >= 1], title=m0.title, lines=[text[0].split(" object at")[0].split(".")[-1], text[1], text[2]],
+                footer=text[-1].split(", ", 1)[1], value=batched_dot_mul_sum(x, x))
+
+
+def test_benchmark_timer_measurement_fields(torch):
+    pytest.importorskip("torch.utils.benchmark")
+    both(torch, benchmark_timer)
+
+
+def benchmark_compare(torch, init):
+    benchmark = torch.utils.benchmark
+    results = []
+    for n in (2, 4):
+        x = torch.ones(n, n, dtype=torch.float64)
+        for name, stmt in (("mul/sum", "(x * x).sum(-1)"), ("bmm", "x.unsqueeze(1).bmm(x.unsqueeze(2)).flatten()")):
+            results.append(benchmark.Timer(stmt=stmt, globals={"x": x}, label="Batched dot", sub_label=f"[{n}, {n}]",
+                                           description=name).timeit(10))
+    compare = benchmark.Compare(results)
+    compare.trim_significant_figures()
+    compare.colorize()
+    lines = str(compare).splitlines()
+    rows = [line.split("|")[0].strip() for line in lines if "|" in line]
+    return dict(init=None, title=lines[1].strip("[- ]"), header=[c.strip() for c in lines[2].split("|")],
+                rows=rows, threads=lines[3].split(":")[0], footer=lines[-1].startswith("Times are in"))
+
+
+def test_benchmark_compare_table(torch):
+    both(torch, benchmark_compare)
+
+
+# ---- torch.profiler and torch.autograd.profiler around a training step: what a script reads back ----------------
+def profiled(torch, init, which):
+    nn, F = torch.nn, torch.nn.functional
+    model = mlp(nn)
+    init = start(model, init)
+    rng = np.random.default_rng(5)
+    x, y = torch.tensor(rng.standard_normal((4, 3))), torch.tensor(rng.integers(0, 2, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    if which == "profiler":
+        from_profiler = torch.profiler
+        ctx = from_profiler.profile(activities=[from_profiler.ProfilerActivity.CPU], record_shapes=True)
+        record_function = from_profiler.record_function
+    else:
+        ctx = torch.autograd.profiler.profile(use_cuda=False)
+        record_function = torch.autograd.profiler.record_function
+    losses = []
+    with ctx as prof:
+        for _ in range(2):
+            with record_function("forward_pass"):
+                loss = F.cross_entropy(model(x), y)
+            with record_function("backward_pass"):
+                opt.zero_grad()
+                loss.backward()
+            opt.step()
+            losses.append(loss.item())
+    averages = prof.key_averages()
+    counts = {e.key: e.count for e in averages if e.key in ("forward_pass", "backward_pass")}
+    table = averages.table(sort_by="cpu_time_total", row_limit=5)
+    extra = {}
+    if which == "autograd":
+        events = prof.function_events
+        extra = dict(names=sorted({e.name for e in events if e.name.endswith("_pass")}), table=type(prof.table()).__name__)
+    return dict(init=init, losses=losses, counts=counts, header=table.splitlines()[1].split()[:3],
+                total=table.splitlines()[-1].startswith("Self CPU time total:"), params=list(model.parameters()), **extra)
+
+
+@pytest.mark.parametrize("which", ["profiler", "autograd"])
+def test_profiler_record_function_key_averages(torch, which):
+    both(torch, profiled, which=which)
+
+
+# ---- SummaryWriter behind try/except ImportError, around a small loop -------------------------------------------
+def summary_writer(torch, init, log_dir):
+    nn, F = torch.nn, torch.nn.functional
+    try:
+        from_tb = __import__(torch.__name__ + ".utils.tensorboard", fromlist=["SummaryWriter"])
+        SummaryWriter = from_tb.SummaryWriter
+    except ImportError:
+        SummaryWriter = None
+    model = mlp(nn)
+    init = start(model, init)
+    rng = np.random.default_rng(6)
+    x, y = torch.tensor(rng.standard_normal((5, 3))), torch.tensor(rng.standard_normal((5, 2)))
+    writer = SummaryWriter(log_dir=str(log_dir / torch.__name__)) if SummaryWriter else None
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for step in range(3):
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        if writer is not None:
+            writer.add_scalar("loss/train", loss.item(), step)
+            writer.add_histogram("weight", model[0].weight, step)
+    if writer is not None:
+        writer.flush()
+        writer.close()
+    return dict(init=init, losses=losses, params=list(model.parameters()),
+                wrote=writer is None or any((log_dir / torch.__name__).iterdir()))
+
+
+def test_summary_writer_guarded_by_import_error(torch, tmp_path):
+    both(torch, summary_writer, log_dir=tmp_path)
