@@ -1,12 +1,12 @@
 """`torch.utils.benchmark`'s Timer and Measurement, for the tutorials that time two ways of computing the same
 thing (`Timer(stmt=..., globals=globals()).timeit(100)`, `blocked_autorange()`, `adaptive_autorange()`), printed
 as PyTorch prints them. Python statements only (`language='c++'` is not there); `num_threads` sets minigrad's
-thread count while timing. No `Compare` table."""
+thread count while timing. `Compare` prints their table as PyTorch lays it out (its numbers to one decimal)."""
 import math
 import textwrap
 import timeit as _timeit
 
-__all__ = ["Timer", "Measurement", "select_unit"]
+__all__ = ["Timer", "Measurement", "Compare", "select_unit"]
 
 _IQR_WARN_THRESHOLD = 0.1
 _IQR_GROSS_WARN_THRESHOLD = 0.25
@@ -167,3 +167,88 @@ class Timer:
             return Measurement(number, times, self._task_spec).meets_confidence(threshold)
 
         return Measurement(number, self._loop(number, stop, min_run_time, max_run_time, callback), self._task_spec)
+
+
+_UNIT_NAMES = {"ns": "nanoseconds", "us": "microseconds", "ms": "milliseconds", "s": "seconds"}
+_BEST, _END = "\x1b[92m\x1b[1m", "\x1b[0m\x1b[0m"
+
+
+class Compare:
+    """Measurements as tables, one per label: a column per description, a row per sub_label, grouped by thread
+    count; every median in the unit of the table's fastest. colorize() marks the fastest of each column (or row)."""
+
+    def __init__(self, results):
+        self._results = []
+        self._trim, self._colorize, self._rowwise, self._highlight_warnings = False, False, False, False
+        self.extend_results(results)
+
+    def extend_results(self, results):
+        for r in results:
+            if not isinstance(r, Measurement):
+                raise ValueError(f"Expected an instance of `Measurement`, got {type(r)} instead.")
+        self._results.extend(results)
+
+    def trim_significant_figures(self):
+        self._trim = True
+
+    def colorize(self, rowwise=False):
+        self._colorize, self._rowwise = True, rowwise
+
+    def highlight_warnings(self):
+        self._highlight_warnings = True
+
+    def print(self):
+        print(str(self))
+
+    def __str__(self):
+        groups = {}
+        for r in self._results:
+            groups.setdefault(r.label, []).append(r)
+        return "\n".join(self._layout(label, rs) for label, rs in groups.items())
+
+    def _layout(self, label, results):
+        columns = list(dict.fromkeys(r.description for r in results))
+        rows = list(dict.fromkeys((r.num_threads, r.sub_label) for r in results))
+        median = {(r.num_threads, r.sub_label, r.description): r.median for r in results}
+        unit, scale = select_unit(min(median.values()))
+
+        def number(key):
+            v = median[key] / scale
+            # trimmed: two significant figures, in fixed notation
+            return f"{v:.{max(0, 1 - math.floor(math.log10(v)))}f}" if self._trim and v > 0 else f"{v:.1f}"
+
+        def best(key):
+            times = [median[k] for k in median if (k[:2] == key[:2] if self._rowwise else k[2] == key[2])]
+            return self._colorize and len(times) > 1 and median[key] == min(times)
+
+        cells = {}
+        for d in columns:  # a column's numbers right-aligned to one another
+            width = max(len(number((t, s, d))) for t, s in rows if (t, s, d) in median)
+            for t, s in rows:
+                key, text = (t, s, d), number((t, s, d)).rjust(width) if (t, s, d) in median else ""
+                cells.setdefault((t, s), []).append(f"{_BEST}{text}{_END}" if key in median and best(key) else text)
+        visible = [max(len(_plain(c)) for c in [d or ""] + [cells[row][i] for row in rows]) for i, d in enumerate(columns)]
+        first = max(len(s or "") for _, s in rows) + 6
+
+        def line(head, values):
+            return (head and "      " + head).ljust(first) + "".join(f"  |  {_center(v, w)}" for v, w in zip(values, visible))
+
+        header = line("", [d or "" for d in columns])
+        out = [header]
+        for threads in dict.fromkeys(t for t, _ in rows):
+            lead = f"{threads} threads: "
+            out.append(lead + "-" * (len(header) - len(lead)))
+            out += [line(s or "", cells[(t, s)]) for t, s in rows if t == threads]
+        title = f" {label} " if label else ""
+        left = (len(header) - 2 - len(title)) // 2
+        out.insert(0, "[" + "-" * left + title + "-" * (len(header) - 2 - len(title) - left) + "]")
+        return "\n".join(out) + f"\n\nTimes are in {_UNIT_NAMES[unit]} ({unit}).\n"
+
+
+def _plain(cell):
+    return cell.replace(_BEST, "").replace(_END, "")
+
+
+def _center(cell, width):
+    plain = _plain(cell)
+    return plain.center(width).replace(plain, cell, 1) if plain else " " * width

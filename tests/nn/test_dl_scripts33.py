@@ -9,13 +9,18 @@ Generator per DataLoader), torch.backends flags around a loop, set_printoptions,
 against a `torch`-like module and run twice: on PyTorch, then on minigrad from PyTorch's initial weights. Losses,
 gradients, parameters and outputs must agree closely (float64 throughout; random draws made by numpy and given to
 both runs, where the two libraries' streams differ by design; timings are compared by their structure only)."""
+import importlib
 import io
 
 import numpy as np
 import pytest
 
-import minigrad
 from twins import both, grads, start
+
+
+def imported(torch, path):
+    """`import torch.<path>` in a script written against either library."""
+    return importlib.import_module(f"{torch.__name__}.{path}")
 
 
 def mlp(nn):
@@ -149,7 +154,7 @@ def test_several_models_in_one_checkpoint(torch):
 
 # ---- utils.benchmark around a function: the Measurement's fields and printout (not the times) --------------------
 def benchmark_timer(torch, init):
-    benchmark = torch.utils.benchmark
+    benchmark = imported(torch, "utils.benchmark")  # import torch.utils.benchmark as benchmark
     x = torch.tensor(np.random.default_rng(4).standard_normal((8, 8)))
 
     def batched_dot_mul_sum(a, b):
@@ -168,12 +173,11 @@ def benchmark_timer(torch, init):
 
 
 def test_benchmark_timer_measurement_fields(torch):
-    pytest.importorskip("torch.utils.benchmark")
     both(torch, benchmark_timer)
 
 
 def benchmark_compare(torch, init):
-    benchmark = torch.utils.benchmark
+    benchmark = imported(torch, "utils.benchmark")  # import torch.utils.benchmark as benchmark
     results = []
     for n in (2, 4):
         x = torch.ones(n, n, dtype=torch.float64)
@@ -185,8 +189,9 @@ def benchmark_compare(torch, init):
     compare.colorize()
     lines = str(compare).splitlines()
     rows = [line.split("|")[0].strip() for line in lines if "|" in line]
-    return dict(init=None, title=lines[1].strip("[- ]"), header=[c.strip() for c in lines[2].split("|")],
-                rows=rows, threads=lines[3].split(":")[0], footer=lines[-1].startswith("Times are in"))
+    return dict(init=None, title=lines[0].strip("[-]"), header=[c.strip() for c in lines[1].split("|")],
+                rows=rows, threads=lines[2].split(":")[0], dashes=set(lines[2].split(": ")[1]),
+                widths=len({len(line) for line in lines[:3]}), footer=lines[-1].startswith("Times are in"))
 
 
 def test_benchmark_compare_table(torch):
@@ -238,8 +243,7 @@ def test_profiler_record_function_key_averages(torch, which):
 def summary_writer(torch, init, log_dir):
     nn, F = torch.nn, torch.nn.functional
     try:
-        from_tb = __import__(torch.__name__ + ".utils.tensorboard", fromlist=["SummaryWriter"])
-        SummaryWriter = from_tb.SummaryWriter
+        SummaryWriter = imported(torch, "utils.tensorboard").SummaryWriter  # from torch.utils.tensorboard import ...
     except ImportError:
         SummaryWriter = None
     model = mlp(nn)

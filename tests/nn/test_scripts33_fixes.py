@@ -19,7 +19,7 @@ def test_autograd_profiler_is_an_attribute_of_autograd(torch):
     assert autograd.profiler.profile is minigrad.profiler.profile
     assert autograd.profiler.record_function is minigrad.profiler.record_function
     with pytest.raises(AttributeError, match="module 'minigrad.autograd' has no attribute 'profilr'"):
-        autograd.profilr
+        autograd.profilr  # noqa: B018 (the attribute read is what is checked)
 
 
 def test_autograd_profiler_function_events_and_table(torch):
@@ -64,3 +64,47 @@ def test_allow_tf32_after_medium_reads_high(matmul_precision):
     assert minigrad.get_float32_matmul_precision() == "high"
     minigrad.backends.cuda.matmul.allow_tf32 = False
     assert minigrad.get_float32_matmul_precision() == "highest"
+
+
+def compare_lines(benchmark, lib, colorize):
+    results = []
+    for threads in (1, 2):
+        for n in (2, 30):
+            x = lib.ones(n, n, dtype=lib.float64)
+            for name, stmt in (("sum", "x.sum()"), ("mul and sum", "(x * x).sum(-1)")):
+                results.append(benchmark.Timer(stmt=stmt, globals={"x": x}, label="Reductions", sub_label=f"n={n}",
+                                               description=name, num_threads=threads).timeit(5))
+    compare = benchmark.Compare(results[:4])
+    compare.extend_results(results[4:])
+    if colorize:
+        compare.colorize()
+    text = str(compare)
+    return text, [line.split("|")[0] if "|" in line else line.split(":")[0] for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("colorize", [False, True])
+def test_benchmark_compare_layout(torch, colorize):
+    import torch.utils.benchmark as theirs
+
+    import minigrad.utils.benchmark as ours
+
+    (t_text, t_skeleton), (m_text, m_skeleton) = compare_lines(theirs, torch, colorize), compare_lines(ours, minigrad, colorize)
+    assert m_skeleton[1:-1] == t_skeleton[1:-1]  # the header, thread lines and row labels; then the unit line
+    assert m_skeleton[0].strip("[-] ") == t_skeleton[0].strip("[-] ") == "Reductions"
+    assert m_text.endswith("\n") and m_text.splitlines()[-1].startswith("Times are in ")
+    t_lines, m_lines = t_text.splitlines(), m_text.splitlines()
+    # every line of a table as wide as its header (the escape codes aside), the thread lines filled with dashes
+    plain = [line.replace("\x1b[92m\x1b[1m", "").replace("\x1b[0m\x1b[0m", "") for line in m_lines[:8]]
+    assert len({len(line) for line in plain}) == 1
+    assert [line.count("|") for line in m_lines] == [line.count("|") for line in t_lines]
+    assert ("\x1b[92m" in m_text) == ("\x1b[92m" in t_text) == colorize
+
+
+def test_benchmark_compare_refuses_other_objects(torch):
+    import torch.utils.benchmark as theirs
+
+    import minigrad.utils.benchmark as ours
+
+    for lib in (theirs, ours):
+        with pytest.raises(ValueError, match="Expected an instance of `Measurement`, got <class 'int'> instead."):
+            lib.Compare([1])
