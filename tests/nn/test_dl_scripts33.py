@@ -271,3 +271,104 @@ def summary_writer(torch, init, log_dir):
 
 def test_summary_writer_guarded_by_import_error(torch, tmp_path):
     both(torch, summary_writer, log_dir=tmp_path)
+
+
+# ---- the module hooks recipe: inputs and outputs changed by forward (pre-)hooks, full backward hooks, state-dict
+# hooks and load_state_dict pre / post hooks -------------------------------------------------------------------------
+def hooks_recipe(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    model = mlp(nn)
+    init = start(model, init)
+    rng = np.random.default_rng(7)
+    x, y = torch.tensor(rng.standard_normal((4, 3))), torch.tensor(rng.integers(0, 2, 4))
+    seen = []
+
+    def scale_input(module, args):
+        return (args[0] * 0.5,)
+
+    def add_kwarg_bias(module, args, kwargs, output):
+        return output + 1.0
+
+    def record_and_clip(module, grad_input, grad_output):
+        seen.append(("bwd", [None if g is None else tuple(g.shape) for g in grad_input], [tuple(g.shape) for g in grad_output]))
+        return tuple(None if g is None else g.clamp(-0.1, 0.1) for g in grad_input)
+
+    handles = [model[0].register_forward_pre_hook(scale_input),
+               model[2].register_forward_hook(add_kwarg_bias, with_kwargs=True),
+               model[1].register_full_backward_hook(record_and_clip),
+               model[2].register_full_backward_pre_hook(lambda m, go: (go[0] * 2,))]
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = F.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    first = grads(model)
+    opt.step()
+    for h in handles:
+        h.remove()
+    plain = F.cross_entropy(model(x), y)
+
+    def drop_bias(module, state_dict, prefix, local_metadata):
+        state_dict.pop(prefix + "2.bias")
+
+    def fill_bias(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+        state_dict.setdefault(prefix + "2.bias", torch.zeros(2, dtype=torch.float64))
+
+    def forgive(module, incompatible_keys):
+        seen.append(("post", list(incompatible_keys.missing_keys), list(incompatible_keys.unexpected_keys)))
+        incompatible_keys.unexpected_keys.clear()
+
+    h1 = model.register_state_dict_post_hook(drop_bias)
+    state = model.state_dict()
+    h1.remove()
+    model.register_load_state_dict_pre_hook(fill_bias)
+    model.register_load_state_dict_post_hook(forgive)
+    result = model.load_state_dict({**state, "extra.weight": torch.ones(1, dtype=torch.float64)})
+    return dict(init=init, loss=loss, first=first, plain=plain, seen=seen, keys=list(state),
+                missing=result.missing_keys, unexpected=result.unexpected_keys, bias=model[2].bias,
+                params=list(model.parameters()))
+
+
+def test_module_hooks_recipe(torch):
+    both(torch, hooks_recipe)
+
+
+# ---- parametrizations: two chained on one weight (symmetric, then positive-definite by matrix_exp), cached ------
+def chained_parametrizations(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    P = nn.utils.parametrize
+
+    class Symmetric(nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+    class MatrixExp(nn.Module):
+        def forward(self, X):
+            return torch.linalg.matrix_exp(X)
+
+    layer = nn.Linear(3, 3)
+    init = start(layer, init)
+    P.register_parametrization(layer, "weight", Symmetric())
+    P.register_parametrization(layer, "weight", MatrixExp())
+    rng = np.random.default_rng(8)
+    x, y = torch.tensor(rng.standard_normal((5, 3))), torch.tensor(rng.standard_normal((5, 3)))
+    opt = torch.optim.Adam(layer.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(3):
+        with P.cached():
+            loss = F.mse_loss(layer(layer(x)), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    w = layer.weight
+    names = sorted(k for k, _ in layer.named_parameters())
+    state = list(layer.state_dict())
+    chain = [type(m).__name__ for m in layer.parametrizations.weight]
+    P.remove_parametrizations(layer, "weight", leave_parametrized=True)
+    return dict(init=init, losses=losses, w=w, symmetric=torch.allclose(w, w.T), eig=torch.linalg.eigvalsh(w).min() > 0,
+                names=names, state=state, chain=chain, after=sorted(k for k, _ in layer.named_parameters()),
+                is_param=P.is_parametrized(layer), weight=layer.weight)
+
+
+def test_chained_parametrizations_cached_then_removed(torch):
+    both(torch, chained_parametrizations)
