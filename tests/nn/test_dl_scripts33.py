@@ -372,3 +372,206 @@ def chained_parametrizations(torch, init):
 
 def test_chained_parametrizations_cached_then_removed(torch):
     both(torch, chained_parametrizations)
+
+
+# ---- torch.utils.data recipes: custom and batch samplers, ConcatDataset / ChainDataset, an IterableDataset with
+# worker_info None, a padding collate_fn over dict samples ---------------------------------------------------------
+def data_recipes(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    data = torch.utils.data
+    rng = np.random.default_rng(9)
+    lengths = [3, 1, 4, 2, 5, 2, 3]
+    seqs = [rng.integers(1, 10, n) for n in lengths]
+    labels = rng.integers(0, 2, len(seqs))
+
+    class Sequences(data.Dataset):
+        def __init__(self, lo, hi):
+            self.items = list(range(lo, hi))
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            j = self.items[i]
+            return {"ids": torch.tensor(seqs[j]), "label": int(labels[j])}
+
+    class LongestFirst(data.Sampler):
+        def __init__(self, ds):
+            self.order = sorted(range(len(ds)), key=lambda i: -len(ds[i]["ids"]))
+
+        def __iter__(self):
+            return iter(self.order)
+
+        def __len__(self):
+            return len(self.order)
+
+    class Stream(data.IterableDataset):
+        def __iter__(self):
+            info = data.get_worker_info()
+            start, step = (0, 1) if info is None else (info.id, info.num_workers)
+            for j in range(start, len(seqs), step):
+                yield {"ids": torch.tensor(seqs[j]), "label": int(labels[j])}
+
+    def pad_collate(batch):
+        ids = nn.utils.rnn.pad_sequence([b["ids"] for b in batch], batch_first=True, padding_value=0)
+        return {"ids": ids, "lengths": torch.tensor([len(b["ids"]) for b in batch]),
+                "label": torch.tensor([b["label"] for b in batch])}
+
+    whole = data.ConcatDataset([Sequences(0, 3), Sequences(3, 7)])
+    sampler = data.BatchSampler(LongestFirst(whole), batch_size=3, drop_last=True)
+    loader = data.DataLoader(whole, batch_sampler=sampler, collate_fn=pad_collate)
+    chained = data.DataLoader(data.ChainDataset([Stream(), Stream()]), batch_size=4, collate_fn=pad_collate)
+    emb = nn.EmbeddingBag(10, 4, mode="mean", padding_idx=0)
+    head = nn.Linear(4, 2)
+    model = nn.ModuleDict({"emb": emb, "head": head})
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    losses, shapes = [], []
+    for batch in list(loader) + list(chained):
+        shapes.append((tuple(batch["ids"].shape), batch["lengths"].tolist()))
+        loss = F.cross_entropy(head(emb(batch["ids"])), batch["label"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=init, lens=[len(whole), len(sampler), len(loader), whole.cumulative_sizes], shapes=shapes,
+                losses=losses, params=list(model.parameters()), info=data.get_worker_info())
+
+
+def test_data_recipes_samplers_concat_chain_collate(torch):
+    both(torch, data_recipes)
+
+
+# ---- weighted sampling and shuffling from a Generator per DataLoader: the streams differ by design, so the
+# structure is compared (reproducible per seed, a permutation, counts), and the errors of workers' options ------
+def generator_loaders(torch, init):
+    data = torch.utils.data
+    ds = data.TensorDataset(torch.arange(12))
+
+    def order(seed):
+        g = torch.Generator()
+        g.manual_seed(seed)
+        return torch.cat([b[0] for b in data.DataLoader(ds, batch_size=5, shuffle=True, generator=g)]).tolist()
+
+    weights = torch.tensor([0.0, 1.0, 0.0, 3.0], dtype=torch.float64)
+    g = torch.Generator().manual_seed(1)
+    picks = list(data.WeightedRandomSampler(weights, num_samples=20, replacement=True, generator=g))
+    g = torch.Generator().manual_seed(1)
+    again = list(data.WeightedRandomSampler(weights, num_samples=20, replacement=True, generator=g))
+    once = sorted(data.WeightedRandomSampler(weights, num_samples=2, replacement=False, generator=g))
+    errors = []
+    for kw in (dict(persistent_workers=True), dict(prefetch_factor=2), dict(num_workers=-1)):
+        try:
+            data.DataLoader(ds, **kw)
+        except ValueError as e:
+            errors.append(str(e))
+    loader = data.DataLoader(ds, batch_size=5, drop_last=True, num_workers=0, pin_memory=False)
+    return dict(init=None, same=order(3) == order(3), perm=sorted(order(4)) == list(range(12)),
+                repeat=picks == again, support=set(picks) <= {1, 3}, once=once, types={type(i).__name__ for i in picks},
+                errors=errors, batches=[len(b[0]) for b in loader])
+
+
+def test_generator_per_loader_weighted_sampler_worker_options(torch):
+    both(torch, generator_loaders)
+
+
+# ---- torch.backends flags and determinism switches set around a loop, then restored -----------------------------
+def backend_flags(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    b = torch.backends
+    saved = (b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.allow_tf32, b.cuda.matmul.allow_tf32,
+             torch.get_float32_matmul_precision(), torch.are_deterministic_algorithms_enabled(),
+             torch.is_deterministic_algorithms_warn_only_enabled())
+    try:
+        b.cudnn.benchmark = False
+        b.cudnn.deterministic = True
+        b.cudnn.allow_tf32 = False
+        b.cuda.matmul.allow_tf32 = False
+        torch.set_float32_matmul_precision("medium")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        read = [b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.allow_tf32, b.cuda.matmul.allow_tf32,
+                torch.get_float32_matmul_precision(), torch.are_deterministic_algorithms_enabled(),
+                torch.is_deterministic_algorithms_warn_only_enabled(), b.cudnn.is_available() in (True, False)]
+        model = mlp(nn)
+        init = start(model, init)
+        rng = np.random.default_rng(10)
+        x, y = torch.tensor(rng.standard_normal((6, 3))), torch.tensor(rng.standard_normal((6, 2)))
+        opt = torch.optim.RMSprop(model.parameters(), lr=1e-2)
+        losses = []
+        for _ in range(3):
+            loss = F.smooth_l1_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+    finally:
+        (b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.allow_tf32, b.cuda.matmul.allow_tf32) = saved[:4]
+        torch.set_float32_matmul_precision(saved[4])
+        torch.use_deterministic_algorithms(saved[5], warn_only=saved[6])
+    return dict(init=init, read=read, losses=losses, params=list(model.parameters()))
+
+
+def test_backend_flags_around_a_loop(torch):
+    both(torch, backend_flags)
+
+
+# ---- set_printoptions: a script's printout under changed options, then the defaults back -------------------------
+def printoptions(torch, init):
+    x = torch.tensor([[1.0 / 3, 12345.678, -0.000123], [2.5, 0.0, 1e-8]], dtype=torch.float64)
+    out = []
+    try:
+        for kw in (dict(precision=2), dict(sci_mode=False), dict(precision=6, linewidth=40), dict(threshold=5, edgeitems=1)):
+            torch.set_printoptions(**kw)
+            out.append(str(x) if "threshold" not in kw else str(torch.arange(20)))
+    finally:
+        torch.set_printoptions(profile="default")
+    out.append(str(x))
+    return dict(init=None, out=[s.replace("minigrad", "torch") for s in out])
+
+
+def test_set_printoptions_round_trip(torch):
+    both(torch, printoptions)
+
+
+# ---- a Tensor subclass with an extra attribute by as_subclass ------------------------------------------------------
+def tensor_subclass(torch, init, ops):
+    class Tagged(torch.Tensor):
+        def describe(self):
+            return f"{self.tag}:{tuple(self.shape)}"
+
+    w = torch.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    t = w.as_subclass(Tagged)
+    t.tag = "features"
+    out = dict(init=None, kind=type(t).__name__, is_tensor=isinstance(t, torch.Tensor), text=t.describe(),
+               grad_fn=t.grad_fn is not None, leaf=w.is_leaf)
+    (t * t).sum().backward()
+    out.update(grad=w.grad, plain=type(w).__name__)
+    if ops:  # PyTorch's default __torch_function__ gives an op's result the subclass (its attributes are not copied)
+        results = [t * 2, t.detach(), t[0], t.sum(), t.clone(), torch.add(t, 1)]
+        out.update(types=[type(r).__name__ for r in results], tags=[getattr(r, "tag", None) for r in results])
+    return out
+
+
+def test_tensor_subclass_as_subclass_attributes(torch):
+    both(torch, tensor_subclass, ops=False)
+
+
+@pytest.mark.xfail(strict=True, reason="minigrad has no __torch_function__: an op on a Tensor subclass returns a plain "
+                   "Tensor (docs/pytorch-scripts.md)")
+def test_tensor_subclass_op_results_keep_the_subclass(torch):
+    both(torch, tensor_subclass, ops=True)
+
+
+# ---- shapes worked out on the 'meta' device: documented as absent ---------------------------------------------------
+def meta_shapes(torch, init):
+    nn = torch.nn
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, device="meta"), nn.Flatten(), nn.LazyLinear(4, device="meta"))
+    x = torch.empty(2, 3, 9, 9, device="meta")
+    y = model(x)
+    return dict(init=None, shape=tuple(y.shape), device=str(y.device), weight=tuple(model[2].weight.shape))
+
+
+@pytest.mark.xfail(strict=True, raises=RuntimeError, reason="minigrad has no 'meta' device (docs/pytorch-scripts.md: "
+                   "keep the model on the CPU)")
+def test_meta_device_shape_reasoning(torch):
+    both(torch, meta_shapes)
