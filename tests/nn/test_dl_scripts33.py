@@ -2,13 +2,14 @@
 strict=False, a general checkpoint of model, optimizer, scheduler, epoch and loss through io.BytesIO resumed to the
 same next step, several models in one file, utils.benchmark's Timer / blocked_autorange / Compare, torch.profiler
 and torch.autograd.profiler with record_function, SummaryWriter behind try/except ImportError, the module hooks
-recipe, two parametrizations chained on one weight, a Tensor subclass made by as_subclass, torch.utils.data recipes
-(custom and batch samplers, weighted sampling from a generator, ConcatDataset / ChainDataset, an IterableDataset
-with worker_info None, padding collate_fn, dict samples, persistent_workers / prefetch_factor without workers, a
-Generator per DataLoader), torch.backends flags around a loop, set_printoptions, the 'meta' device), written once
-against a `torch`-like module and run twice: on PyTorch, then on minigrad from PyTorch's initial weights. Losses,
-gradients, parameters and outputs must agree closely (float64 throughout; random draws made by numpy and given to
-both runs, where the two libraries' streams differ by design; timings are compared by their structure only)."""
+recipe, two parametrizations chained on one weight, a pruned checkpoint loaded through prune.identity, a Tensor
+subclass made by as_subclass, torch.utils.data recipes (custom and batch samplers, weighted sampling from a
+generator, ConcatDataset / ChainDataset, an IterableDataset with worker_info None, padding collate_fn, dict samples,
+persistent_workers / prefetch_factor without workers, a Generator per DataLoader), torch.backends flags around a
+loop, set_printoptions, the 'meta' device), written once against a `torch`-like module and run twice: on PyTorch,
+then on minigrad from PyTorch's initial weights. Losses, gradients, parameters and outputs must agree closely
+(float64 throughout; random draws made by numpy and given to both runs, where the two libraries' streams differ by
+design; timings are compared by their structure only)."""
 import importlib
 import io
 
@@ -575,3 +576,47 @@ def meta_shapes(torch, init):
                    "keep the model on the CPU)")
 def test_meta_device_shape_reasoning(torch):
     both(torch, meta_shapes)
+
+
+# ---- a pruned checkpoint loaded into a fresh model: prune.identity first makes its keys (weight_orig, weight_mask),
+# then fine-tuning keeps the pruned weights at zero, and prune.remove makes the pruning permanent --------------------
+def pruned_checkpoint(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    prune = imported(torch, "nn.utils.prune")  # import torch.nn.utils.prune as prune
+    model = mlp(nn)
+    init = start(model, init)
+    prune.ln_structured(model[0], "weight", amount=0.4, n=1, dim=0)
+    prune.random_unstructured(model[2], "bias", amount=0.0)
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)
+    fresh = mlp(nn).double()
+    refused = None
+    buf.seek(0)
+    state = torch.load(buf)
+    try:
+        fresh.load_state_dict(state)
+    except RuntimeError as e:
+        refused = str(e).splitlines()[0]
+    for module, name in ((fresh[0], "weight"), (fresh[2], "bias")):
+        prune.identity(module, name)
+    fresh.load_state_dict(state)
+    rng = np.random.default_rng(12)
+    x, y = torch.tensor(rng.standard_normal((6, 3))), torch.tensor(rng.standard_normal((6, 2)))
+    opt = torch.optim.SGD(fresh.parameters(), lr=0.1, momentum=0.5)
+    losses = []
+    for _ in range(3):
+        loss = F.mse_loss(fresh(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    zero_rows = (fresh[0].weight.abs().sum(1) == 0).sum().item()
+    for module, name in ((fresh[0], "weight"), (fresh[2], "bias")):
+        prune.remove(module, name)
+    return dict(init=init, keys=list(state), refused=refused, losses=losses, zero_rows=zero_rows,
+                after=list(fresh.state_dict()), pruned=[prune.is_pruned(m) for m in fresh], grads=grads(fresh),
+                params=list(fresh.parameters()))
+
+
+def test_pruned_checkpoint_into_fresh_model_by_identity(torch):
+    both(torch, pruned_checkpoint)
