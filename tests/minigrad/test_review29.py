@@ -1,0 +1,63 @@
+"""Review of issue 29's merges: what expand's new view to the same shape reached (broadcast_tensors,
+cosine_similarity's operands, the distributions' parameters), find's memo under a setting assigned
+directly, Module._apply's one walk."""
+import numpy as np
+import pytest
+
+import minigrad
+import nn.functional as F
+
+torch = pytest.importorskip("torch")
+
+rng = np.random.default_rng(2929)
+A, B = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+
+
+def _walk(g, depth):
+    """Node `g`'s name and its edges' names, `depth` levels down (None for an edge with no node)."""
+    if g is None:
+        return None
+    name = g.name().removeprefix("torch::autograd::")
+    return name if depth == 0 else (name, tuple(_walk(f, depth - 1) for f, _ in g.next_functions))
+
+
+def _names(t, depth):
+    return _walk(t.grad_fn, depth)
+
+
+def _leaf(L, a):
+    return L.tensor(a, requires_grad=True)
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 4), (4,)), ((1, 4), (3, 1))])
+def test_broadcast_tensors_leaves_a_tensor_of_the_shape_itself(shapes):
+    arrays, got = [rng.standard_normal(s) for s in shapes], {}
+    for L in (minigrad, torch):
+        ts = [_leaf(L, a) for a in arrays]
+        out = L.broadcast_tensors(*ts)
+        got[L] = [(o is t, _names(o, 1), tuple(o.shape)) for o, t in zip(out, ts)]
+    assert got[minigrad] == got[torch]
+
+
+def test_cosine_similarity_of_one_shape_divides_the_inputs_themselves():
+    got = {}
+    for L, f in ((minigrad, F), (torch, torch.nn.functional)):
+        x1, x2 = _leaf(L, A), _leaf(L, B)
+        out = f.cosine_similarity(x1, x2)
+        out.sum().backward()
+        div = out.grad_fn.next_functions[0][0].next_functions[0][0]  # SumBackward1 <- MulBackward0 <- DivBackward0
+        got[L] = (_names(out, 1), _walk(div, 1)[0], _walk(div, 1)[1][0], out.detach().numpy(),
+                  x1.grad.numpy())
+    (m_node, m_div, m_edge, m_out, m_grad), (t_node, t_div, t_edge, t_out, t_grad) = got[minigrad], got[torch]
+    assert (m_node, m_div, m_edge) == (t_node, t_div, t_edge)
+    np.testing.assert_allclose(m_out, t_out, rtol=1e-12)
+    np.testing.assert_allclose(m_grad, t_grad, rtol=1e-10)
+
+
+def test_a_distributions_parameters_of_one_shape_are_the_tensors_given():
+    got = {}
+    for L in (minigrad, torch):
+        loc, scale = _leaf(L, A), _leaf(L, np.abs(B) + 0.5)
+        d = L.distributions.Normal(loc, scale)
+        got[L] = (d.loc is loc, d.scale is scale, _names(d.loc, 0))
+    assert got[minigrad] == got[torch]
