@@ -6,6 +6,8 @@ import pytest
 
 import minigrad
 import nn.functional as F
+from minigrad import backends
+from minigrad.backends.cpu import team
 
 torch = pytest.importorskip("torch")
 
@@ -61,3 +63,20 @@ def test_a_distributions_parameters_of_one_shape_are_the_tensors_given():
         d = L.distributions.Normal(loc, scale)
         got[L] = (d.loc is loc, d.scale is scale, _names(d.loc, 0))
     assert got[minigrad] == got[torch]
+
+
+def test_find_follows_a_setting_assigned_directly(monkeypatch):
+    # (test_functional's "numpy passes" assigns backends._kernels with monkeypatch, and undoes it)
+    if not team.available():
+        pytest.skip("numba is not installed")
+    from minigrad.backends.cpu import sigmoid
+
+    x = np.zeros((4, 8), np.float32)
+    assert backends.find("sigmoid", x) is sigmoid
+    monkeypatch.setattr(backends, "_kernels", "numpy")
+    assert backends.find("sigmoid", x) is None
+    monkeypatch.undo()
+    monkeypatch.setattr(backends, "_kernels", "numpy")
+    backends.find("sigmoid", x)  # (the memo made under "numpy" first)
+    monkeypatch.undo()
+    assert backends.find("sigmoid", x) is sigmoid
