@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import minigrad
+import nn
 import nn.functional as F
 from minigrad import backends
 from minigrad.backends.cpu import team
@@ -80,3 +81,46 @@ def test_find_follows_a_setting_assigned_directly(monkeypatch):
     backends.find("sigmoid", x)  # (the memo made under "numpy" first)
     monkeypatch.undo()
     assert backends.find("sigmoid", x) is sigmoid
+
+
+class _Holder:
+    """A module with a buffer that requires grad (given, so two modules may share one), a parameter and a
+    plain buffer, built for `L` (minigrad or torch)."""
+
+    def __new__(cls, L, buf):
+        mod = nn if L is minigrad else torch.nn
+        m = mod.Module()
+        m.register_buffer("b", buf)
+        m.register_buffer("count", L.zeros(2))
+        m.lin = mod.Linear(2, 2)
+        return m
+
+
+@pytest.mark.parametrize("convert", ["double", "half", "to_empty"])
+def test_apply_replaces_grad_buffers_and_converts_the_rest(convert):
+    got = {}
+    for L in (minigrad, torch):
+        buf = L.ones(3, requires_grad=True)
+        m = _Holder(L, buf)
+        w = m.lin.weight
+        if convert == "to_empty":
+            m.to_empty(device="cpu")
+        else:
+            getattr(m, convert)()
+        b = m.b
+        got[L] = (b is buf, str(b.dtype).split(".")[1], b.requires_grad, b.is_leaf, _names(b, 1),
+                  m.lin.weight is w, str(m.lin.weight.dtype).split(".")[1],
+                  str(m.count.dtype).split(".")[1])
+    assert got[minigrad] == got[torch]
+
+
+def test_apply_converts_a_tied_parameter_once_and_its_grad():
+    for L in (minigrad, torch):
+        mod = nn if L is minigrad else torch.nn
+        a, c = mod.Linear(2, 2), mod.Linear(2, 2)
+        c.weight = a.weight
+        a.weight.grad = L.ones(2, 2)
+        m = mod.Sequential(a, c)
+        m.double()
+        assert m[1].weight is m[0].weight and m[0].weight.dtype == L.float64
+        assert m[0].weight.grad.dtype == L.float64 and m[1].bias.dtype == L.float64
