@@ -124,3 +124,19 @@ def test_apply_converts_a_tied_parameter_once_and_its_grad():
         m.double()
         assert m[1].weight is m[0].weight and m[0].weight.dtype == L.float64
         assert m[0].weight.grad.dtype == L.float64 and m[1].bias.dtype == L.float64
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.transpose_(0, 1, 2),
+    lambda x: x.transpose_(0),
+    lambda x: x.as_strided_(),
+    lambda x: x.unsqueeze_(),
+    lambda x: x.unsqueeze_(0, 1),
+], ids=["transpose_ extra", "transpose_ missing", "as_strided_ missing", "unsqueeze_ missing", "unsqueeze_ extra"])
+def test_inplace_view_forms_count_their_arguments_as_methods(call):
+    texts = {}
+    for L in (minigrad, torch):
+        with pytest.raises(TypeError) as info:
+            call(L.ones(2, 3))
+        texts[L] = str(info.value)
+    assert texts[minigrad] == texts[torch]
