@@ -140,3 +140,21 @@ def test_inplace_view_forms_count_their_arguments_as_methods(call):
             call(L.ones(2, 3))
         texts[L] = str(info.value)
     assert texts[minigrad] == texts[torch]
+
+
+@pytest.mark.parametrize("shape", [(4,), (1, 4), (1, 1, 4), (1, 1, 4, 4), (1, 1, 4, 4, 4)])
+@pytest.mark.parametrize("options", [{}, {"antialias": True}, {"align_corners": True}],
+                         ids=["plain", "antialias", "align_corners"])
+def test_interpolate_lanczos_is_refused_after_pytorchs_checks(shape, options):
+    # (PyTorch's lanczos runs only on 4-D input with antialias: there minigrad says it has no lanczos)
+    outcomes = {}
+    for L, f in ((minigrad, F), (torch, torch.nn.functional)):
+        size = (2, 2) if len(shape) == 4 else 2
+        try:
+            outcomes[L] = ("ok", tuple(f.interpolate(L.ones(shape), size=size, mode="lanczos", **options).shape))
+        except (ValueError, NotImplementedError) as e:
+            outcomes[L] = (type(e).__name__, str(e))
+    if outcomes[torch][0] == "ok":
+        assert outcomes[minigrad][0] == "NotImplementedError" and "lanczos" in outcomes[minigrad][1]
+    else:
+        assert outcomes[minigrad] == outcomes[torch]
