@@ -158,3 +158,17 @@ def test_interpolate_lanczos_is_refused_after_pytorchs_checks(shape, options):
         assert outcomes[minigrad][0] == "NotImplementedError" and "lanczos" in outcomes[minigrad][1]
     else:
         assert outcomes[minigrad] == outcomes[torch]
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_triplet_margin_loss_adds_its_margin_as_pytorch(swap):
+    # (PyTorch's composite adds the margin as a number, AddBackward1, as margin_ranking_loss's)
+    got = {}
+    for L, f in ((minigrad, F), (torch, torch.nn.functional)):
+        a, p, n = _leaf(L, A), _leaf(L, B), _leaf(L, A[::-1].copy())
+        out = f.triplet_margin_loss(a, p, n, margin=0.5, swap=swap)
+        out.backward()
+        got[L] = (_names(out, 3), float(out), a.grad.numpy(), p.grad.numpy(), n.grad.numpy())
+    assert got[minigrad][0] == got[torch][0]
+    for m, t in zip(got[minigrad][1:], got[torch][1:]):
+        np.testing.assert_allclose(m, t, rtol=1e-10, atol=1e-12)
