@@ -5,7 +5,6 @@ A module owns three ordered name -> value tables, filled by plain attribute assi
 mask) and `_modules` (sub-modules). Everything else (walking the tree, moving it between
 devices and dtypes, state dicts, repr) is built on walking those tables.
 """
-import itertools
 import types
 import warnings
 import weakref
@@ -148,6 +147,15 @@ def init_named(*classes, owner=None):
         own.__kwdefaults__, own.__doc__ = f.__kwdefaults__, f.__doc__
         own.__qualname__ = f"{owner or cls.__name__}.__init__"
         cls.__init__ = own
+
+
+def _convert_in_place(t, new, convert):
+    """Module._apply's move of tensor `t` to its converted array `new` (and its gradient's)."""
+    if new is not t.array:
+        t.array = new
+        t._bump_version()  # a graph recorded before the move must not backprop into the new array
+    if t.grad is not None:
+        t.grad.array = convert(t.grad.array)
 
 
 class Module:
@@ -522,24 +530,25 @@ class Module:
         Shared (tied) tensors are converted once. A buffer that requires grad is replaced instead, as
         PyTorch converts buffers outside no_grad: by the conversion's output (recorded: a ToCopyBackward0
         non-leaf under grad mode), or by a new leaf that does not require grad (recorded=False: to_empty's)."""
-        replaced = {}  # id of a buffer that requires grad -> its converted replacement
-        for module in self.modules() if recurse else (self,):
+        seen, replaced = set(), {}  # ids of the tensors converted; id of a buffer replaced -> its replacement
+        for module in self.modules() if recurse else (self,):  # (one walk: a big module's to() is mostly walking)
+            for t in module._parameters.values():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    _convert_in_place(t, convert(t.array), convert)
             for name, b in module._buffers.items():
-                if b is not None and b.requires_grad and id(b) not in replaced and (new := convert(b.array)) is not b.array:
-                    replaced[id(b)] = to_copy(b, dtype=new.dtype, copy=True) if recorded else Tensor._wrap(new)
-                    replaced[id(b)].array = new  # (the conversion's own array: its device and layout)
-                if b is not None and id(b) in replaced:
-                    module._buffers[name] = replaced[id(b)]
-        done = {id(t) for t in replaced.values()}
-        for t in itertools.chain(self.parameters(recurse), self.buffers(recurse)):
-            if id(t) in done:
-                continue
-            new = convert(t.array)
-            if new is not t.array:
-                t.array = new
-                t._bump_version()  # a graph recorded before the move must not backprop into the new array
-            if t.grad is not None:
-                t.grad.array = convert(t.grad.array)
+                if b is None or id(b) in seen:
+                    if b is not None and id(b) in replaced:  # (a buffer shared with a module walked before)
+                        module._buffers[name] = replaced[id(b)]
+                    continue
+                seen.add(id(b))
+                new = convert(b.array)
+                if b.requires_grad and new is not b.array:
+                    r = replaced[id(b)] = to_copy(b, dtype=new.dtype, copy=True) if recorded else Tensor._wrap(new)
+                    r.array = new  # (the conversion's own array: its device and layout)
+                    module._buffers[name] = r
+                else:
+                    _convert_in_place(b, new, convert)
         return self
 
     def to(self, *args, **kwargs):

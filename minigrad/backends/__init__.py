@@ -138,6 +138,7 @@ _registry = {}  # op -> [(module or dotted path, device, kernels)] in the order 
 _loaded = {}  # dotted path -> module, once imported
 _eligible = {}  # (op, array type) -> registrations find asks under the setting and numba's state: _eligible_for's
 _eligible_team = None  # numba's state (team._numba) that _eligible was made for
+_eligible_kernels = None  # the setting (_kernels) that _eligible was made for
 
 
 def register(op, module, device, kernels=FAST, first=False):
@@ -215,7 +216,6 @@ def set_kernels(name):
     """Switch the whole process to 'reference', 'numpy' or 'fast' (see the module docstring)."""
     global _kernels
     _kernels = _checked(name)
-    _eligible.clear()
 
 
 def get_kernels():
@@ -244,10 +244,12 @@ def find(op, *args):
     """The registered implementation of `op` that takes `args` (its `supports(*args)` is true), among
     those eligible under the setting and made for the first argument's device; None: the op runs its
     own array code."""
-    global _eligible_team
-    if _team._numba is not _eligible_team:  # numba started (or found missing): once a process
+    global _eligible_team, _eligible_kernels
+    # (numba started or found missing, once a process; or the setting changed, by set_kernels or by assigning
+    # _kernels itself, as a test's monkeypatch does and undoes)
+    if _team._numba is not _eligible_team or _kernels is not _eligible_kernels:
         _eligible.clear()
-        _eligible_team = _team._numba
+        _eligible_team, _eligible_kernels = _team._numba, _kernels
     eligible = _eligible.get((op, type(args[0])))
     if eligible is None:
         eligible = _eligible[(op, type(args[0]))] = _eligible_for(op, _device_of(args[0]))

@@ -2358,7 +2358,8 @@ def broadcast_tensors(*tensors):
         s = t.array.shape
         if s != shape:
             shape = _broadcast_pair(shape, s)
-    return tuple(shape_ops.expand(t, shape) for t in ts)
+    # (a tensor already of the shape is itself, as PyTorch's expand_outplace leaves it: no ExpandBackward0)
+    return tuple(t if t.array.shape == shape else shape_ops.expand(t, shape) for t in ts)
 
 
 def tensordot(a, b, dims=2):

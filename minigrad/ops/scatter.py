@@ -10,7 +10,7 @@ from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import checked_scalar, normalize_dim, some_id_outside, too_many_positional, type_name
+from ._util import arity_error, checked_scalar, normalize_dim, some_id_outside, too_many_positional, type_name
 from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, flat_along, scatter_add_at
 
 
@@ -684,9 +684,11 @@ def make_view_inplace(fn, name):
         try:
             out = fn(self, *args, **kwargs)
         except (RuntimeError, TypeError) as e:  # (PyTorch's texts name the in-place form: "t_() expects ...")
-            if not str(e).startswith(name + "()"):
+            # (Python's own count of fn's arguments in PyTorch's words: a method's, self not counted)
+            error = arity_error(e, name + "_", inspect.unwrap(fn), True) if isinstance(e, TypeError) else None
+            if error is None and not str(e).startswith(name + "()"):
                 raise
-            raise type(e)(name + "_" + str(e)[len(name):]) from None
+            raise error or type(e)(name + "_" + str(e)[len(name):]) from None
         self.array = out.array
         counter = self._version_counter
         counter[0] += 1  # (a new shape is a change a saved tensor must see, as PyTorch counts it)

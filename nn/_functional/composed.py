@@ -190,7 +190,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def broadcast_pair(a, b):
     shape = broadcast_shapes(tuple(a.shape), tuple(b.shape))  # (PyTorch's text: the sizes of tensors a and b)
-    return a.expand(shape), b.expand(shape)
+    # (a tensor already of the shape is itself, as PyTorch's expand_outplace leaves it: no ExpandBackward0)
+    return (a if a.array.shape == shape else a.expand(shape)), (b if b.array.shape == shape else b.expand(shape))
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

@@ -84,7 +84,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = _mg().minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
+    gap = add_scalar(d_pos, margin) if d_pos.array.dtype.kind == "f" else margin + d_pos  # (PyTorch's AddBackward1)
+    return _reduce((gap - d_neg).clamp_min(0.0), reduction)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,

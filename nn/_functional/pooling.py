@@ -751,13 +751,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         size = tuple(int(math.floor(s * f)) for s, f in zip(sp, scales))
         if recompute_scale_factor:
             scales = (None,) * n
-    if mode == "lanczos":
-        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
-    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
                          "tensor as input")
+    if mode == "lanczos" and n == 2:  # (PyTorch's 4-D lanczos checks its options; other ranks fail below)
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
     need = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
-    if n not in (1, 2, 3) or (mode == "bicubic" and n != 2):
+    if n not in (1, 2, 3) or (mode in ("bicubic", "lanczos") and n != 2):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
