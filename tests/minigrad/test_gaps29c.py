@@ -51,3 +51,52 @@ def test_narrow_takes_integral_arguments_of_other_kinds():
 ], ids=["method", "function", "none", "alpha", "sub_method", "sub_function", "operator", "sub_operator"])
 def test_add_of_a_non_tensor_text(call):
     _same_error(call)
+
+
+# ---- linalg *_ex of a singular matrix: LAPACK's info and what its solve leaves --------------------------
+_SINGULAR = [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]  # (its LU's third pivot is zero)
+
+
+def _same_pattern(mine, theirs):
+    """The same shape, dtype, inf and nan places (what a zero pivot makes of LAPACK's triangular solve), and the
+    same finite values."""
+    a, b = mine.numpy(), theirs.numpy()
+    assert a.shape == b.shape and str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(np.isposinf(a), np.isposinf(b))
+    np.testing.assert_array_equal(np.isneginf(a), np.isneginf(b))
+    np.testing.assert_allclose(a[np.isfinite(b)], b[np.isfinite(b)], rtol=1e-5)
+
+
+@pytest.mark.parametrize("a, b", [(_SINGULAR, [[1.0], [1.0], [1.0]]), ([[0.0, 0.0], [0.0, 0.0]], [1.0, 1.0]),
+                                  ([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]]], [[[1.0], [2.0]]] * 2)],
+                         ids=["singular", "zero_vector", "batch"])
+def test_solve_ex_of_a_singular_matrix(a, b):
+    (x, info), (tx, tinfo) = (L.linalg.solve_ex(L.tensor(a), L.tensor(b)) for L in (minigrad, torch))
+    assert info.tolist() == tinfo.tolist() and str(info.dtype) == "minigrad.int32"
+    _same_pattern(x, tx)
+    assert np.isinf(x.numpy()).any()  # (the zero pivot's row: a nonzero divided by it)
+
+
+def test_solve_ex_of_a_singular_matrix_from_the_right():
+    a, b = _SINGULAR, [[1.0, 1.0, 1.0]]
+    (x, info), (tx, tinfo) = (L.linalg.solve_ex(L.tensor(a), L.tensor(b), left=False) for L in (minigrad, torch))
+    assert info.tolist() == tinfo.tolist()
+    _same_pattern(x, tx)
+
+
+def test_inv_ex_of_a_singular_matrix():
+    (x, info), (tx, tinfo) = (L.linalg.inv_ex(L.tensor(_SINGULAR, dtype=L.float64)) for L in (minigrad, torch))
+    assert info.tolist() == tinfo.tolist() == 3
+    _same_pattern(x, tx)
+
+
+def test_inv_ex_keeps_the_gradient_of_the_invertible_batch_elements():
+    a = [[[2.0, 1.0], [1.0, 3.0]], [[0.0, 0.0], [0.0, 0.0]]]
+    grads = []
+    for L in (minigrad, torch):
+        A = L.tensor(a, requires_grad=True)
+        inverse, info = L.linalg.inv_ex(A)
+        inverse[0].sum().backward()
+        grads.append(A.grad[0].tolist())
+        assert info.tolist() == [0, 1]
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
