@@ -697,8 +697,11 @@ def add(input, other, *args, alpha=1, _method=False):
             raise
         finally:
             fp_restore(fp)
-    check_other("add", input, other, _method)
-    return _binary(Add, input, other)
+    try:
+        return _binary(Add, input, other)
+    except TypeError:  # (an `other` that is no operand: the parser's text, found once it failed)
+        check_other("add", input, other, _method)
+        raise
 
 
 def check_other(name, input, other, method):
@@ -752,12 +755,16 @@ def sub(input, other, *args, alpha=1, _method=False):
             raise
         finally:
             fp_restore(fp)
-    check_other("sub", input, other, _method)
     refuse_bool_sub(input, other)
     if alpha != 1:
+        check_other("sub", input, other, _method)
         refuse_float_alpha(alpha, input, other)
         return _binary(Sub, input, other, alpha)
-    return _binary(Sub, input, other)
+    try:
+        return _binary(Sub, input, other)
+    except TypeError:  # (as add's)
+        check_other("sub", input, other, _method)
+        raise
 
 
 def rsub(input, other, alpha=1):
