@@ -14,7 +14,7 @@ from . import dtypes
 from .backends.arrays import xp_of
 from .autograd.function import Function
 from .ops import cat, index_add, index_select
-from .ops._util import normalize_dim
+from .ops._util import broadcast_shapes, normalize_dim
 from .ops.indexing import IndexPutAdd
 from .factory import tensor, zeros
 from .tensor import Size, Tensor
@@ -227,6 +227,76 @@ class SparseTensor:
         size[dim] = idx.size
         return SparseTensor(Tensor._wrap(indices), index_select(self._values_t, 0, Tensor._wrap(k)), size)
 
+    def select(self, dim, index):
+        """The slice at `index` along `dim`: sparse while a sparse dim is left, else dense (the sum of the
+        elements there)."""
+        d = normalize_dim(dim, self.dim())
+        n = self._size[d]
+        if not -n <= index < n:
+            raise IndexError(f"select(): index {index} out of range for tensor of size {list(self._size)} at "
+                             f"dimension {d}")
+        size = self._size[:d] + self._size[d + 1:]
+        if d >= self.sparse_dim():  # a dense dim: the values'
+            return SparseTensor(self._indices_t, self._values_t.select(d - self.sparse_dim() + 1, index), size,
+                                self._coalesced)
+        coords = np.asarray(self._indices_t.array)
+        k = Tensor._wrap(np.flatnonzero(coords[d] == index % n))
+        values = index_select(self._values_t, 0, k)
+        if self.sparse_dim() == 1:
+            return values.sum(0)
+        indices = index_select(self._indices_t[[i for i in range(self.sparse_dim()) if i != d]], 1, k)
+        return SparseTensor(indices, values, size, coalesced=k.shape[0] < 2)
+
+    def __getitem__(self, key):
+        """Ints (select) and full slices: PyTorch's sparse indexing; any other slice needs as_strided."""
+        key = key if isinstance(key, tuple) else (key,)
+        if builtins.any(k is Ellipsis for k in key):
+            at = key.index(Ellipsis)
+            key = key[:at] + (slice(None),) * (self.dim() - len(key) + 1) + key[at + 1:]
+        out, d = self, 0
+        for k in key:
+            if isinstance(k, slice) and k == slice(None):
+                d += 1
+            elif isinstance(k, (builtins.int, np.integer)) and not isinstance(k, builtins.bool):
+                n = out.shape[d]
+                if not -n <= k < n:
+                    raise IndexError(f"index {k} is out of bounds for dimension {d} with size {n}")
+                out = out.select(d, builtins.int(k))
+            elif k is None:
+                out = out.unsqueeze(d)
+                d += 1
+            elif isinstance(k, slice):
+                raise _no_sparse_kernel("as_strided")
+            else:
+                raise _no_sparse_kernel("index.Tensor")
+        return out
+
+    def narrow_copy(self, dim, start, length):
+        """The elements with start <= index < start + length along `dim`, a new sparse tensor."""
+        d = normalize_dim(dim, self.dim())
+        n = self._size[d]
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        if start < 0 or start + length > n:  # (a negative start too: PyTorch's sparse narrow_copy takes none)
+            raise RuntimeError(f"Invalid range to narrow. range(start, start+length) must be a subset of range(0, {n}).")
+        size = list(self._size)
+        size[d] = length
+        if d >= self.sparse_dim():
+            return SparseTensor(self._indices_t, self._values_t.narrow(d - self.sparse_dim() + 1, start, length),
+                                size, self._coalesced)
+        coords = np.asarray(self._indices_t.array)
+        k = Tensor._wrap(np.flatnonzero((coords[d] >= start) & (coords[d] < start + length)))
+        indices = index_select(self._indices_t, 1, k).clone()
+        indices.array[d] -= start
+        return SparseTensor(indices, index_select(self._values_t, 0, k), size, self._coalesced)
+
+    def narrow(self, dim, start, length):  # (PyTorch's narrow is a view, made by as_strided: no sparse kernel)
+        n = self._size[normalize_dim(dim, self.dim())]
+        start = start + n if start < 0 else start
+        if start + length > n:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+        raise _no_sparse_kernel("as_strided")
+
     def clone(self):
         return SparseTensor(self._indices_t.clone(), self._values_t.clone(), self._size, self._coalesced)
 
@@ -287,7 +357,10 @@ class SparseTensor:
         return None
 
     def __neg__(self):
-        return SparseTensor(self._indices_t, -self._values_t, self._size, self._coalesced)
+        return self.neg()
+
+    def mul(self, other):
+        return self * other
 
     def __add__(self, other):
         return _merge(self, other, 1)
@@ -318,7 +391,11 @@ class SparseTensor:
     def __mul__(self, other):
         if self._scalar(other) is not None:
             return SparseTensor(self._indices_t, self._values_t * other, self._size, self._coalesced)
-        if isinstance(other, Tensor) and tuple(other.shape) == tuple(self._size) and self.dense_dim() == 0:
+        if isinstance(other, SparseTensor):
+            return _intersect(self, other)
+        if isinstance(other, Tensor) and other.dim() <= self.dim() and self.dense_dim() == 0:
+            broadcast_shapes(tuple(other.shape), tuple(self._size))  # (PyTorch's text where it does not broadcast)
+            other = other.expand(self._size)
             picked = index_select(other.reshape(-1), 0, Tensor._wrap(self._linear()))  # the dense at each element
             return SparseTensor(self._indices_t, self._values_t * picked, self._size, self._coalesced)
         raise _no_sparse_kernel("mul")
@@ -392,9 +469,70 @@ class SparseTensor:
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
 
         def unsupported(*args, **kwargs):
-            raise _no_sparse_kernel(name.rstrip("_") + ("_" if name.endswith("_") else ""))
+            raise _no_sparse_kernel(_KERNELS.get(name, name))
 
         return unsupported
+
+
+_KERNELS = {"isfinite": "ne.Scalar", "logical_not": "logical_not.out", "logical_not_": "logical_not.out"}  # (ops
+# PyTorch runs as others: the one its refusal names)
+
+
+# PyTorch's elementwise ops on a sparse COO tensor, each a map of its values that keeps zero at zero: name -> the
+# op on the values (an alias's target: arcsin is asin), and whether the values are coalesced first (a map that is
+# not linear must see each element's sum, as |a + b| is not |a| + |b|); the in-place form of such an op wants a
+# coalesced tensor.
+_ELEMENTWISE = {
+    **{name: (name, False) for name in ("neg", "positive", "conj_physical")},
+    **{name: (name, True) for name in (
+        "abs", "sqrt", "sin", "tan", "tanh", "asin", "atan", "sinh", "asinh", "atanh", "expm1", "log1p", "sign", "sgn",
+        "ceil", "floor", "round", "trunc", "frac", "relu", "square", "deg2rad", "rad2deg", "erf", "erfinv",
+        "nan_to_num", "isnan", "isinf", "isposinf", "isneginf", "signbit")},
+    "negative": ("neg", False), "absolute": ("abs", True), "fix": ("trunc", True), "arcsin": ("asin", True),
+    "arctan": ("atan", True), "arcsinh": ("asinh", True), "arctanh": ("atanh", True),
+}
+_INPLACE_KERNEL = {"square": "pow_.Scalar"}  # (an in-place form PyTorch's sparse backend runs as another op: refused)
+
+
+def _elementwise(name):
+    op, coalesces = _ELEMENTWISE[name]
+
+    def method(self, *args, **kwargs):
+        if op == "round" and (args or kwargs):
+            raise _no_sparse_kernel("round.decimals")
+        s = self.coalesce() if coalesces else self
+        return SparseTensor(s._indices_t, getattr(s._values_t, op)(*args, **kwargs), s._size, s._coalesced)
+
+    def in_place(self, *args, **kwargs):
+        if name in _INPLACE_KERNEL:
+            raise _no_sparse_kernel(_INPLACE_KERNEL[name])
+        if coalesces and not self._coalesced:
+            raise RuntimeError(f"{op}_ requires coalesced input")
+        getattr(self._values_t, op + "_")(*args, **kwargs)
+        return self
+
+    method.__name__, in_place.__name__ = name, name + "_"
+    return method, in_place
+
+
+for _name in _ELEMENTWISE:
+    _method, _in_place = _elementwise(_name)
+    setattr(SparseTensor, _name, _method)
+    if hasattr(Tensor, _name + "_"):  # (isnan_ and kin: no such method, PyTorch's AttributeError)
+        setattr(SparseTensor, _name + "_", _in_place)
+
+
+def _intersect(a, b):
+    """a * b of two sparse tensors: the product at the elements both hold (each one's repeats summed first)."""
+    if a._size != b._size or a.sparse_dim() != b.sparse_dim():
+        raise RuntimeError("sparse_binary_op_intersection_cpu(): expects sparse inputs with equal dimensionality, "
+                           "number of sparse dimensions, and shape of sparse dimensions")
+    ca, cb = a.coalesce(), b.coalesce()
+    _, ia, ib = np.intersect1d(np.asarray(ca._linear()), np.asarray(cb._linear()), assume_unique=True,
+                               return_indices=True)
+    ia, ib = Tensor._wrap(ia.astype(np.int64)), Tensor._wrap(ib.astype(np.int64))
+    values = index_select(ca._values_t, 0, ia) * index_select(cb._values_t, 0, ib)
+    return SparseTensor(index_select(ca._indices_t, 1, ia), values, a._size, a._coalesced and b._coalesced)
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad=False,

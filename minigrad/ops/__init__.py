@@ -184,7 +184,7 @@ def _numpy_names(fn, renames=None, method=False):
             raise
         except TypeError as e:  # (a dim that is no int, a keyword the op has not: PyTorch's parser's words,
             # unless the op said them already, of an argument before dim)
-            error = None if str(e).startswith(f"{fn.__name__}(): argument") else \
+            error = None if str(e).startswith((f"{fn.__name__}(): argument", f"{fn.__name__}() received")) else \
                 _arity_error(e, fn.__name__, inspect.unwrap(fn), method) or _dim_type_error(fn.__name__, params, args, kwargs, method)
             if error is None:
                 raise
@@ -434,7 +434,10 @@ def _bind_methods(Tensor):
     methods["masked_scatter_"] = _masked_scatter_
     for name, fn in methods.items():  # (the dim-taking ops: their method forms count arguments as methods do)
         if getattr(fn, "_numpy_names", (None, True))[1] is False:
-            methods[name] = _numpy_names(fn.__wrapped__, fn._numpy_names[0], method=True)
+            inner = fn.__wrapped__
+            if "_method" in (inner.__kwdefaults__ or ()):  # (one that tells its texts by it too)
+                inner = _method_form(inner)
+            methods[name] = _numpy_names(inner, fn._numpy_names[0], method=True)
     for name in _INPLACE:
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,

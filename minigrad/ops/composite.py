@@ -74,15 +74,17 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
-def narrow(input, dim, start, length):
+def narrow(input, dim, start, length, *, _method=False):
     """The slice start:start+length of `dim` (a view)."""
+    if dim.__class__ is not builtins.int or start.__class__ is not builtins.int or \
+            length.__class__ is not builtins.int:
+        dim, start, length = _narrow_arguments(input, dim, start, length, _method)
     if input.array.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d]
-    start = builtins.int(start)
     if not -n <= start <= n:
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
@@ -91,6 +93,33 @@ def narrow(input, dim, start, length):
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     index = (slice(None),) * d + (slice(start, start + length),)  # (a SliceBackward0 even when it takes all, as PyTorch)
     return shape_ops._share_version(indexing_ops.Slice.apply(input, index, False), input)
+
+
+def _narrow_arguments(input, dim, start, length, method):
+    """narrow's arguments as ints, or PyTorch's parser text for its two overloads (start a Tensor, or an
+    int), each bad argument marked; an int is an int, a numpy integer or a 0-dim integral Tensor."""
+    def is_int(x):
+        if isinstance(x, Tensor):
+            return x.array.ndim == 0 and x.array.dtype.kind in "iu"
+        return isinstance(x, (builtins.int, np.integer)) and not isinstance(x, builtins.bool)
+
+    args = (dim, start, length)
+    if is_int(dim) and is_int(length):
+        if isinstance(start, Tensor) and not is_int(start):
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        if is_int(start):
+            return builtins.int(dim), builtins.int(start), builtins.int(length)
+    lead, names = ((), "") if method else ((input,), "Tensor input, ")
+    overloads = []
+    for kind in ("Tensor", "int"):
+        fits = (is_int(dim), isinstance(start, Tensor) if kind == "Tensor" else is_int(start), is_int(length))
+        marked = ", ".join([type_name(a) for a in lead] + [type_name(a) if ok else f"!{type_name(a)}!"
+                                                           for a, ok in zip(args, fits)])
+        overloads.append(f" * ({names}int dim, {kind} start, int length)\n      didn't match because some of the "
+                         f"arguments have invalid types: ({marked})\n")
+    got = ", ".join(type_name(a) for a in lead + args)
+    raise TypeError(f"narrow() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                    + "".join(overloads))
 
 
 def select(input, dim, index):

@@ -21,7 +21,7 @@ from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
     fp_quiet, fp_restore,
     _check_broadcast, as_tensor_like, checked_scalar, binary_operands, broadcast_shapes, cast, float_only, float_operands, sum_to, sum_to_array, type_name,
-    too_many_positional, in_float32, output_shape_error,
+    too_many_positional, in_float32, output_shape_error, operand_type_error,
 )
 
 
@@ -680,6 +680,7 @@ def add(input, other, *args, alpha=1, _method=False):
         other, alpha = _alpha_first("add", other, args, _method)
     if alpha.__class__ is not builtins.int or alpha != 1:
         if alpha != 1:
+            check_other("add", input, other, _method)
             refuse_float_alpha(alpha, input, other)
             return _binary(Add, input, other, alpha)
     o = _plain_operand(input, other)
@@ -696,7 +697,19 @@ def add(input, other, *args, alpha=1, _method=False):
             raise
         finally:
             fp_restore(fp)
-    return _binary(Add, input, other)
+    try:
+        return _binary(Add, input, other)
+    except TypeError:  # (an `other` that is no operand: the parser's text, found once it failed)
+        check_other("add", input, other, _method)
+        raise
+
+
+def check_other(name, input, other, method):
+    """PyTorch's parser text for an `other` that is neither a Tensor nor a number, its position counted as the
+    method's or the function's (through an operator, Python's own text)."""
+    if not isinstance(other, (Tensor, numbers.Number, np.generic)) and not hasattr(other, "shape"):
+        raise operand_type_error(input, other, f"{name}(): argument 'other' (position {1 if method else 2}) must be "
+                                               f"Tensor, not {type_name(other)}")
 
 
 def _alpha_first(name, alpha, args, method):
@@ -744,9 +757,14 @@ def sub(input, other, *args, alpha=1, _method=False):
             fp_restore(fp)
     refuse_bool_sub(input, other)
     if alpha != 1:
+        check_other("sub", input, other, _method)
         refuse_float_alpha(alpha, input, other)
         return _binary(Sub, input, other, alpha)
-    return _binary(Sub, input, other)
+    try:
+        return _binary(Sub, input, other)
+    except TypeError:  # (as add's)
+        check_other("sub", input, other, _method)
+        raise
 
 
 def rsub(input, other, alpha=1):

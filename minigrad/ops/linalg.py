@@ -1539,11 +1539,52 @@ def _reshape_alias(input, shape):
     return input.reshape(shape)
 
 
-def _nan_where(failed, value):
-    """value, NaN in the matrices (or vectors) of the batch that `failed` (what LAPACK leaves there is of no use)."""
+def _lu_solve_array(a, b, transpose=False):
+    """X of A X = B (A^T X = B with `transpose`) for arrays a (..., n, n) and b (..., n, k), by LAPACK's getrs
+    steps on getrf's factors, PA = LU: the row swaps, then the two triangular solves, in IEEE arithmetic, so
+    that a zero pivot leaves the inf and nan that LAPACK's leaves (what solve_ex and inv_ex return there)."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    lu, piv, _ = _lu_packed(np.broadcast_to(a, batch + a.shape[-2:]))
+    x = np.broadcast_to(b, batch + b.shape[-2:]).copy()
+    n = a.shape[-1]
+
+    def swap(i):  # rows i and piv[i] of x
+        j = np.broadcast_to((piv[..., i] - 1)[..., None, None].astype(np.intp), batch + (1, x.shape[-1]))
+        row = x[..., i, :].copy()
+        x[..., i, :] = np.take_along_axis(x, j, -2)[..., 0, :]
+        np.put_along_axis(x, j, row[..., None, :], -2)
+
+    def substitute(order, unit, t):  # x_i = (x_i - sum_j t_ij x_j) / t_ii, j before i in `order`
+        for step, i in enumerate(order):
+            done = order[:step]
+            if done:
+                x[..., i, :] -= (t[..., i, done, None] * x[..., done, :]).sum(-2)
+            if not unit:
+                x[..., i, :] /= t[..., i, i, None]
+
+    with np.errstate(all="ignore"):
+        if not transpose:  # L U x = P b
+            for i in range(n):
+                swap(i)
+            substitute(list(range(n)), True, lu)
+            substitute(list(range(n - 1, -1, -1)), False, lu)
+        else:  # U^T L^T P x = b
+            lut = lu.swapaxes(-1, -2)
+            substitute(list(range(n)), False, lut)
+            substitute(list(range(n - 1, -1, -1)), True, lut)
+            for i in range(n - 1, -1, -1):
+                swap(i)
+    return x
+
+
+def _lapack_where(failed, value, lapack, core=2):
+    """value, with the array `lapack` (what LAPACK's solve leaves, _lu_solve_array) in the matrices of the batch
+    that `failed` (a boolean array of A's batch shape); `core`: the dims of one result, 1 for a vector's."""
     from .elementwise import where
 
-    return where(Tensor._wrap(failed.reshape(failed.shape + (1,) * (value.ndim - failed.ndim))), float("nan"), value)
+    lapack = array_module(value.array).asarray(lapack.astype(value.array.dtype))
+    failed = failed.reshape(failed.shape + (1,) * core)
+    return where(Tensor._wrap(failed), Tensor._wrap(lapack), value)
 
 
 def _eye_where(failed, A):
@@ -1576,7 +1617,10 @@ def inv_ex(A, *, check_errors=False):
     if check_errors:
         raise LinAlgError(f"linalg.inv_ex: {_batch_where(info, failed[0])}The diagonal element {failed[1]} is zero, "
                           "the inversion could not be completed because the input matrix is singular.")
-    return inv_ex_result(_nan_where(info > 0, inverse(_eye_where(info > 0, A))), Tensor._wrap(info))
+    a = A.array
+    eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return inv_ex_result(_lapack_where(info > 0, inverse(_eye_where(info > 0, A)), _lu_solve_array(a, eye)),
+                         Tensor._wrap(info))
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
@@ -1602,7 +1646,15 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     info = _lu_packed(A.array)[2]
     if check_errors:
         _singular_solve("torch.linalg.solve_ex", A)
-    return solve_ex_result(_nan_where(info > 0, solve(_eye_where(info > 0, A), B, left=left)), Tensor._wrap(info))
+    a, b = np.asarray(A.array), np.asarray(B.array)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])  # (solve's rule)
+    if vector:  # a column
+        lapack = _lu_solve_array(a, b[..., None])[..., 0]
+    else:  # (X A = B: A^T X^T = B^T)
+        lapack = _lu_solve_array(a, b if left else b.swapaxes(-1, -2), not left)
+        lapack = lapack if left else lapack.swapaxes(-1, -2)
+    x = solve(_eye_where(info > 0, A), B, left=left)
+    return solve_ex_result(_lapack_where(info > 0, x, lapack, 1 if vector else 2), Tensor._wrap(info))
 
 
 def _singular_solve(name, A):

@@ -532,12 +532,9 @@ _ARITY = ("Python's own count of a method's arguments (self among them, its word
 # differences kept for now, each with why
 KEPT = {
     "detach_argument": _ARITY, "item_argument": _ARITY, "transpose_three": _ARITY,
-    "add_list": "the method's parser text (argument 'other' at position 1) is not yet produced: add() does not know "
-                "whether it serves the method or the function",
     "autocast_cpu_float16": "minigrad's autocast is accepted and does nothing (docs/api.md): ops keep their dtypes",
     "cuda_float_tensor": "minigrad.cuda has no legacy tensor types (FloatTensor and kin) yet",
     "module_to_bad_type": "PyTorch's Module.to(3.5) passes silently; minigrad refuses it with to()'s overloads",
-    "narrow_float": "narrow's parser text (its two overloads, the bad argument marked) is not yet produced",
 }
 
 
