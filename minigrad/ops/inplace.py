@@ -431,7 +431,8 @@ def _inplace_on_view(view, out, place):
         _fold(new_base.grad_fn, fn)
     else:  # (out is not the op's own node on the view: a CopySlices of the write alone, out's node its edge)
         new_base = _put_into(base, out, place)
-    array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
+    if new_base.array is not base.array:  # (new_base's values, in memory)
+        array_module(view.array).copyto(view.array, out.array, casting="same_kind")
     set_history(base, new_base.grad_fn)
     _region_of_base(view, place)
 
@@ -480,6 +481,9 @@ class CopySlices(Function):
     @staticmethod
     def forward(ctx, base, out, place):
         ctx.place = place
+        if type(place) is Strided:  # written into the base's own memory (its new values): no copy of it made
+            np.copyto(place.of(base.array), out.array, casting="same_kind")
+            return base.array
         return _put_into(base, out, place).array  # (grad mode is off in forward: nothing recorded)
 
     @staticmethod
