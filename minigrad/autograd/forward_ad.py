@@ -46,7 +46,9 @@ UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = "What unpack_dual returns: the primal (a view of the dual) and its tangent (or None)."
 
 # bound by minigrad.ops.inplace (the engine does not import the ops): where a view's elements lie in its base
-place_in_base = None
+# (a place); a copy of the elements of an array of the base's shape at a place, or None; a value written at a
+# place into such an array (True), or nothing written (False). None and False: a place of another kind.
+place_in_base = elements_at = write_at = None
 
 _level = None  # the level entered (0), None outside any
 _tangents = {}  # id(array) -> (weak reference to the array, tangent Tensor)
@@ -152,9 +154,9 @@ def tangent_of(t):
     if base is not None:
         bt = _own(base.array)
         if bt is not None:
-            place = place_in_base(t.array, base.array)
-            if place is not None and type(place) is tuple:
-                return _function.Tensor._wrap(bt.array[place])
+            own = elements_at(bt.array, place_in_base(t.array, base.array))
+            if own is not None:
+                return _function.Tensor._wrap(own)
     return _own(t.array)
 
 
@@ -323,12 +325,13 @@ def _after_inplace(self, out):
     base = self._base
     if base is not None:
         place = place_in_base(self.array, base.array)
-        if type(place) is tuple:
-            bt = _own(base.array)
-            if bt is None:
-                bt = _function.Tensor._wrap(base.array * 0)
+        bt = _own(base.array)
+        made = bt is None
+        if made:
+            bt = _function.Tensor._wrap(base.array * 0)
+        if write_at(bt.array, place, new):
+            if made:
                 _set(base.array, bt)
-            bt.array[place] = new
             return
     own = _own(self.array)
     if own is not None and own.array.flags.writeable:

@@ -968,12 +968,13 @@ class IndexPut(Function):
         from ._util import sum_to
 
         ga = gv = None
-        if ctx.needs_input_grad[0]:
-            mask = Tensor._wrap(array_module(g.array).ones(g.array.shape, dtype=g.array.dtype))
-            m, i = _target(mask.array, ctx.index)
+        if ctx.needs_input_grad[0]:  # g with zeros written (not g * 0: an inf or NaN in g stays out, as PyTorch's)
+            recorded = g._requires_grad  # (create_graph: g times a mask of zeros there, recorded)
+            out = array_module(g.array).ones(g.array.shape, dtype=g.array.dtype) if recorded else g.array.copy()
+            m, i = _target(out, ctx.index)
             if m.size:  # (ids into an empty tensor are not checked, and numpy refuses those out of range)
                 m[i] = 0
-            ga = g * mask
+            ga = g * Tensor._wrap(out) if recorded else Tensor._wrap(out)
         if ctx.needs_input_grad[1]:
             gv = Index.apply(g, ctx.index, True) if type(ctx.index) is TwoStep else getitem(g, ctx.index)
             lead = len(ctx.value_shape) - gv.ndim

@@ -228,22 +228,142 @@ def in_graph(self, others):
 
 
 def _place_in_base(view, base):
-    """Where the elements of the array `view` lie in `base`, the array it views: an index of base (one
-    integer array per dim, each of view's shape), a PartsOf for a real view of a complex base, or None
-    where base is not a C-contiguous numpy array (its memory order is then not its index order) of view's
-    dtype or of complex numbers of view's dtype."""
+    """Where the elements of the array `view` lie in `base`, the array it views: a Strided place (its offset,
+    shape and strides in base's elements), an index of base (one integer array per dim, each of view's shape)
+    where two of view's elements are one of base's (an expanded view: its gradient sums them), a PartsOf for a
+    real view of a complex base, or None where base is not a C-contiguous numpy array (its memory order is then
+    not its index order) of view's dtype or of complex numbers of view's dtype."""
     if type(base) is not np.ndarray or not base.flags.c_contiguous:
         return None
     if view.dtype != base.dtype:
         return _parts_place(view, base)
     size = view.itemsize
     offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // size
+    strides = tuple([s // size for s in view.strides])
+    place = _strided(base.shape, offset, view.shape, strides)
+    if place is not None:
+        return place
     positions = np.arange(base.size, dtype=np.int64)
-    flat = np.lib.stride_tricks.as_strided(positions[offset:], view.shape,
-                                           [s // size * positions.itemsize for s in view.strides])
+    flat = np.lib.stride_tricks.as_strided(positions[offset:], view.shape, [s * positions.itemsize for s in strides])
     if base.ndim == 0:  # no dim to index: its one element, through base.reshape(-1)
         return FlatOf(flat)
     return np.unravel_index(flat, base.shape)
+
+
+class Strided:
+    """A view's place in its base (PyTorch's as_strided of the base): `shape` and `strides` from element
+    `offset` of the base's memory, in elements, and `index`, the basic index of the base that gives that view
+    where there is one (slices, ints and None: what slicing, select, narrow and unsqueeze take), else None."""
+    __slots__ = ("index", "offset", "shape", "strides")
+
+    def __init__(self, index, offset, shape, strides):
+        self.index, self.offset, self.shape, self.strides = index, offset, shape, strides
+
+    def of(self, a):
+        """The view of array `a` (of the base's shape) at this place; a view of a contiguous copy of `a` where
+        no basic index gives it and `a` is not C-contiguous (read it, do not write it)."""
+        if self.index is not None:
+            return a[self.index]
+        if not a.flags.c_contiguous:
+            a = np.ascontiguousarray(a)
+        if 0 in self.shape:  # (no elements, so no offset into a's memory to check)
+            return a.reshape(-1)[:0].reshape(self.shape)
+        n = a.itemsize
+        return np.ndarray(self.shape, a.dtype, a, self.offset * n, tuple([s * n for s in self.strides]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _strided(base_shape, offset, shape, strides):
+    """The Strided place of a view of a C-contiguous base of `base_shape` with no two elements at one position
+    (None for one with: an expanded view); its basic index where each of its dims of more than one element steps
+    through a dim of the base of its own, in the base's order, within it (the other dims ints or new dims)."""
+    if 0 not in shape:
+        reach = 0  # (the view's steps, smallest first: each must pass all the smaller ones together)
+        for step, n in sorted((abs(s), n) for s, n in zip(strides, shape) if n > 1):
+            if step <= reach:
+                return None
+            reach += step * (n - 1)
+    if 0 in shape or 0 in base_shape:
+        return Strided(None, offset, shape, strides)
+    base_strides, step = [], 1
+    for n in reversed(base_shape):
+        base_strides.insert(0, step)
+        step *= n
+    starts, rest = [], offset
+    for bs in base_strides:
+        starts.append(rest // bs)
+        rest %= bs
+    index, d = [], 0
+    for n, s in zip(shape, strides):
+        if n == 1:
+            index.append(None)
+            continue
+        for e in range(d, len(base_shape)):
+            k, r = divmod(s, base_strides[e])
+            if k >= 1 and not r and starts[e] + (n - 1) * k < base_shape[e]:
+                break
+        else:
+            return Strided(None, offset, shape, strides)
+        index += starts[d:e]
+        index.append(slice(starts[e], starts[e] + (n - 1) * k + 1, k if k > 1 else None))
+        d = e + 1
+    index += starts[d:]
+    index.append(Ellipsis)  # (so that ints at every dim give a 0-d view, not a scalar)
+    return Strided(tuple(index), offset, shape, strides)
+
+
+class TakeRegion(Function):
+    """The elements of a tensor at a Strided place (PyTorch's as_strided of it)."""
+    node_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx, a, place):
+        ctx.place, ctx.shape = place, a.array.shape
+        return place.of(a.array)
+
+    @staticmethod
+    def backward(ctx, g):  # zeros with g at the place
+        zeros = Tensor._wrap(np.zeros(ctx.shape, dtype=g.array.dtype))
+        return _with_region(zeros, g, ctx.place), None
+
+
+class PutRegion(Function):
+    """A tensor with `value` written at a Strided place (PyTorch's copy_ into its as_strided view)."""
+    node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, a, value, place):
+        ctx.place, ctx.value_shape = place, value.array.shape
+        out = a.array.copy()
+        place.of(out)[...] = value.array
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # the overwritten elements pass nothing back to `a`; `value` gets their grads
+        from ._util import sum_to
+
+        ga = gv = None
+        if ctx.needs_input_grad[0]:
+            ga = _with_region(g, Tensor._wrap(np.zeros((), dtype=g.array.dtype)), ctx.place)
+        if ctx.needs_input_grad[1]:
+            gv = sum_to(_region(g, ctx.place), ctx.value_shape)
+        return ga, gv, None
+
+
+def _region(t, place):
+    """t's elements at a Strided place (recorded where t requires grad and grad mode is on)."""
+    if state.grad_enabled and t._requires_grad:
+        return TakeRegion.apply(t, place)
+    return Tensor._wrap(place.of(t.array))
+
+
+def _with_region(t, value, place):
+    """t with `value` at a Strided place (recorded where one of them requires grad and grad mode is on)."""
+    if state.grad_enabled and (t._requires_grad or value._requires_grad):
+        return PutRegion.apply(t, value, place)
+    out = t.array.copy()
+    place.of(out)[...] = value.array
+    return Tensor._wrap(out)
 
 
 class PartsOf:
@@ -311,13 +431,16 @@ def _inplace_on_view(view, out, place):
         _fold(new_base.grad_fn, fn)
     else:  # (out is not the op's own node on the view: a CopySlices of the write alone, out's node its edge)
         new_base = _put_into(base, out, place)
-    array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
+    if new_base.array is not base.array:  # (new_base's values, in memory)
+        array_module(view.array).copyto(view.array, out.array, casting="same_kind")
     set_history(base, new_base.grad_fn)
     _region_of_base(view, place)
 
 
 def _put_into(t, value, place):
     """t with `value` written at its `place` in t (recorded)."""
+    if type(place) is Strided:
+        return _with_region(t, value, place)
     if type(place) is PartsOf:  # (a write through .real/.imag/view_as_real of a complex base)
         return CopyParts.apply(t, value, place.at)
     if type(place) is FlatOf:  # (a 0-d base: the view's one element is all of it)
@@ -326,7 +449,10 @@ def _put_into(t, value, place):
 
 
 def _slice_of(t, place, node=Index):
-    """The elements at `place` in t, in the view's shape (recorded as a `node`)."""
+    """The elements at `place` in t, in the view's shape (recorded as a `node`, or an AsStridedBackward0 for a
+    Strided place)."""
+    if type(place) is Strided:
+        return _region(t, place)
     if type(place) is PartsOf:
         return node.apply(_parts(t), (place.at,), True)
     if type(place) is FlatOf:
@@ -355,6 +481,9 @@ class CopySlices(Function):
     @staticmethod
     def forward(ctx, base, out, place):
         ctx.place = place
+        if type(place) is Strided:  # written into the base's own memory (its new values): no copy of it made
+            np.copyto(place.of(base.array), out.array, casting="same_kind")
+            return base.array
         return _put_into(base, out, place).array  # (grad mode is off in forward: nothing recorded)
 
     @staticmethod
@@ -1247,4 +1376,27 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     return self
 
 
-forward_ad.place_in_base = _place_in_base
+def _elements_at(a, place):
+    """A copy of the elements of array `a` (of a base's shape) at a view's `place` in it; None for a place neither
+    Strided nor an index."""
+    if type(place) is Strided:
+        return place.of(a).copy()
+    return a[place] if type(place) is tuple else None
+
+
+def _write_at(a, place, value):
+    """`value` written into array `a` (of a base's shape) at a view's `place` in it; False, nothing written, for
+    a place neither Strided nor an index."""
+    if type(place) is tuple:
+        a[place] = value
+    elif type(place) is Strided:
+        c = a if place.index is not None or a.flags.c_contiguous else a.copy()
+        place.of(c)[...] = value
+        if c is not a:
+            a[...] = c
+    else:
+        return False
+    return True
+
+
+forward_ad.place_in_base, forward_ad.elements_at, forward_ad.write_at = _place_in_base, _elements_at, _write_at
