@@ -158,3 +158,42 @@ def test_step_hook_registered_between_calls(group_steps):
     compiled = _run(nn.optim.AdamW, True, between=between)
     assert seen.count(compiled[1]) == 3 and len(group_steps) == 1 + 3  # the capture, then the hooked steps
     _same(eager, compiled)
+
+
+def test_gradient_given_to_a_parameter_the_capture_skipped():
+    """A parameter of the optimizer outside the model: no gradient at the capture, one given between calls."""
+
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model, extra = _model(), minigrad.zeros(4, requires_grad=True)
+        opt = nn.optim.AdamW([*model.parameters(), extra], lr=1e-2)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        fn = minigrad.compile(step) if compiled else step
+        for i, (x, y) in enumerate(_batches(5)):
+            if i >= 3:
+                extra.grad = minigrad.ones(4)
+            fn(x, y)
+        return model, opt, extra
+
+    (m1, o1, e1), (m2, o2, e2) = run(False), run(True)
+    assert float(o2.state[e2]["step"]) == 2 and not np.array_equal(e2.array, np.zeros(4, np.float32))
+    assert np.array_equal(e1.array, e2.array)
+    _same((m1, o1, [], None), (m2, o2, [], None))
+
+
+def test_state_tensor_replaced_between_calls():
+    def between(i, model, opt):
+        if i == 3:
+            p = model[0].weight
+            opt.state[p]["exp_avg"] = minigrad.zeros_like(p)
+            opt.state[p]["exp_avg_sq"] = minigrad.full_like(p, 1.0)
+
+    eager, compiled = _run(nn.optim.Adam, False, between=between), _run(nn.optim.Adam, True, between=between)
+    _same(eager, compiled)
