@@ -177,6 +177,7 @@ class Adam(Optimizer):
                 return None
             if len({id(p) for p in stepped}) != len(stepped):
                 return None
+            # (forward's arguments, for find and supports, which read the arrays only)
             args = [(w, p._grad.array, m, v, None, 0.0, 0.0, 0.0, 0.0, True, 0.0, 0.0)
                     for p, (w, _, m, v) in zip(stepped, arrays)]
             impl = backends.find("adamw", *args[0])

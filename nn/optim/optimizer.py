@@ -208,12 +208,13 @@ class _CompiledStep:
         self.__qualname__ = getattr(step, "__qualname__", "Optimizer.step")
 
     def __call__(self):
-        opt, replay = self.optimizer, self.replay
-        if replay is not None and not (opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks or
-                                       _global_optimizer_pre_hooks or _global_optimizer_post_hooks) and replay():
+        opt = self.optimizer
+        hooked = (opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks or _global_optimizer_pre_hooks
+                  or _global_optimizer_post_hooks)
+        if not hooked and self.replay is not None and self.replay():
             return None
         out = self.step()
-        self.replay = opt._replay_form()
+        self.replay = None if hooked else opt._replay_form()
         return out
 
 
