@@ -31,7 +31,8 @@ The registration protocol. An implementation is a module (or any object) that de
     backward(...)              the op's backward, where the op's backward runs on the implementation
     prepared_forward(...)      optional: forward with what it decides for one layout decided once, as a
                                function of the arrays alone (a minigrad.compile replay without backward
-                               calls it; attention and layer_norm on the CPU: a generated token's)
+                               calls it; attention and layer_norm on the CPU: a generated token's;
+                               adamw: a replayed optimizer step, over its parameters' arrays)
 
 and is registered with `register(op, module, device, kernels=("fast",), first=False)`:
 

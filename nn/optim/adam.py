@@ -1,4 +1,5 @@
 """Adam and AdamW, as `torch.optim.Adam` / `torch.optim.AdamW` (betas, eps, weight decay, amsgrad, maximize)."""
+from operator import is_
 
 from minigrad import Tensor, backends
 from minigrad.device import array_module
@@ -121,11 +122,7 @@ class Adam(Optimizer):
         (not with maximize: the kernels take the gradient as it is), else numpy's."""
         if arrays[0].dtype.kind == "c":
             arrays, v_max = real_views(arrays), real_views([v_max])[0]
-        # the bias corrections folded into two scalars:
-        #   p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = p + (-lr sqrt(bc2)/bc1) * m / (sqrt(v) + eps sqrt(bc2))
-        bc2_sqrt = (1 - beta2**step) ** 0.5
-        step_scale = -lr / (1 - beta1**step) * bc2_sqrt
-        eps_scaled = eps * bc2_sqrt
+        step_scale, eps_scaled = _bias_corrected(step, lr, beta1, beta2, eps)
         args = (*arrays, v_max, lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled)
         impl = None if maximize else self._find_kernel(args)
         if impl is not None:
@@ -155,6 +152,86 @@ class Adam(Optimizer):
 
         self._for_blocks(arrays, update, 2 if l2 or maximize else 1)
 
+    def _replay_form(self):
+        """The step of the parameters that have a gradient now, each group one call of its backend's
+        `prepared_forward` on their arrays, as a function that steps them again (the group's hyperparameters
+        read at each call, the step counts counted as eager's) or returns False, having written nothing,
+        where anything it holds has changed: a parameter's or its state's array, a gradient come or gone,
+        a flag with its own code (amsgrad, maximize, ...). None where there is no such form: a subclass, a
+        backend without one (MINIGRAD_KERNELS=numpy), complex or mixed parameters, steps counted apart."""
+        if type(self) not in (Adam, AdamW):
+            return None
+        state, groups, plans, held = self.state, self.param_groups, [], []
+        for group in groups:
+            if _own_code(group):
+                return None
+            stepped = [p for p in group["params"] if p._grad is not None]
+            unstepped = [p for p in group["params"] if p._grad is None]
+            if not stepped:
+                plans.append((group, (), unstepped, None, None))
+                continue
+            try:
+                arrays = [(p.array, state[p]["step"].array, state[p]["exp_avg"].array, state[p]["exp_avg_sq"].array)
+                          for p in stepped]
+            except (KeyError, AttributeError):
+                return None
+            if len({id(p) for p in stepped}) != len(stepped):
+                return None
+            # (forward's arguments, for find and supports, which read the arrays only)
+            args = [(w, p._grad.array, m, v, None, 0.0, 0.0, 0.0, 0.0, True, 0.0, 0.0)
+                    for p, (w, _, m, v) in zip(stepped, arrays)]
+            impl = backends.find("adamw", *args[0])
+            prepare = getattr(impl, "prepared_forward", None)
+            if prepare is None or args[0][0].dtype.kind != "f" or not all(impl.supports(*a) for a in args) \
+                    or any(type(p._grad) is not Tensor or a[0].dtype != args[0][0].dtype for p, a in zip(stepped, args)):
+                return None
+            plans.append((group, stepped, unstepped, args[0][0].dtype, prepare(*zip(*[(w, m, v) for w, _, m, v in arrays]))))
+            held += [a for four in arrays for a in four]
+        if not held:
+            return None
+
+        def replay():
+            if self.param_groups is not groups or self.state is not state or len(groups) != len(plans):
+                return False
+            now, work = [], []
+            try:
+                for group, stepped, unstepped, dtype, run in plans:
+                    if _own_code(group) or len(group["params"]) != len(stepped) + len(unstepped) \
+                            or any(p._grad is not None for p in unstepped):
+                        return False
+                    counts, grads = [], []
+                    for p in stepped:
+                        st, g = state.get(p), p._grad
+                        if type(g) is not Tensor or g.array.dtype != dtype:  # (None: frozen since; sparse)
+                            return False
+                        count = st["step"].array
+                        now += (p.array, count, st["exp_avg"].array, st["exp_avg_sq"].array)
+                        counts.append(count)
+                        grads.append(g.array)
+                    work.append((group, stepped, counts, grads, run))
+            except (KeyError, TypeError):  # (a state entry gone)
+                return False
+            if len(now) != len(held) or not all(map(is_, now, held)):
+                return False
+            steps = [[float(a) for a in counts] for _, _, counts, _, _ in work]
+            if any(s.count(s[0]) != len(s) for s in steps if s):  # (some stepped apart since: eager counts each)
+                return False
+            for (group, stepped, counts, grads, run), s in zip(work, steps):
+                if not stepped:
+                    continue
+                step = s[0] + 1
+                for a in counts:  # (PyTorch's step += 1, each parameter's)
+                    a[()] = step
+                step = step if step < 16777216 else float(counts[0])
+                lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
+                wd, decoupled = float(group["weight_decay"]), group.get("decoupled_weight_decay", self.decoupled_weight_decay)
+                run(grads, lr, beta1, beta2, wd, decoupled, *_bias_corrected(step, lr, beta1, beta2, eps))
+                for p in stepped:
+                    p._bump_version()
+            return True
+
+        return replay
+
     def _find_kernel(self, args):
         """The backend's update for `args`: the one found for the group's previous parameter where it takes
         them too (a parameter of the group's dtype and layout), else backends.find's answer."""
@@ -162,6 +239,18 @@ class Adam(Optimizer):
         if impl is None or not impl.supports(*args):
             impl = self._kernel = backends.find("adamw", *args)
         return impl
+
+
+def _own_code(group):
+    """Whether a group's flags take code of their own (not the backend's update alone)."""
+    return group["amsgrad"] or group.get("maximize") or group.get("capturable") or group.get("differentiable")
+
+
+def _bias_corrected(step, lr, beta1, beta2, eps):
+    """The bias corrections folded into two scalars (step_scale, eps_scaled):
+    p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = p + (-lr sqrt(bc2)/bc1) * m / (sqrt(v) + eps sqrt(bc2))"""
+    bc2_sqrt = (1 - beta2**step) ** 0.5
+    return -lr / (1 - beta1**step) * bc2_sqrt, eps * bc2_sqrt
 
 
 def _reference_update(p, state, step, lr, beta1, beta2, eps, wd, flags):

@@ -177,7 +177,7 @@ def _with_step_hooks(step):
         rec = recording.hook.recorder
         if rec is not None:  # (a closure given by keyword is passed on positionally, so that on_call refuses it)
             closure, call = kwargs.pop("closure", None), wrapper.__get__(self)
-            call = partial(call, **kwargs) if kwargs else call
+            call = partial(call, **kwargs) if kwargs else _CompiledStep(self, call) if not args[1:] else call
             return rec.on_call(call, *args[1:], *([closure] if closure else []))
         pre, post = self._optimizer_step_pre_hooks, self._optimizer_step_post_hooks
         if not (pre or post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks):
@@ -196,6 +196,26 @@ def _with_step_hooks(step):
 
     wrapper._step_hooks_wrapped = True
     return wrapper
+
+
+class _CompiledStep:
+    """`optimizer.step()` as a minigrad.compile replay calls it: the optimizer's replay form where it has
+    one (`_replay_form`, made after a full step, when the state exists) and nothing it reads has changed
+    (it says so by returning False, before writing anything), else the whole step, hooks included."""
+
+    def __init__(self, optimizer, step):
+        self.optimizer, self.step, self.replay = optimizer, step, None
+        self.__qualname__ = getattr(step, "__qualname__", "Optimizer.step")
+
+    def __call__(self):
+        opt = self.optimizer
+        hooked = (opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks or _global_optimizer_pre_hooks
+                  or _global_optimizer_post_hooks)
+        if not hooked and self.replay is not None and self.replay():
+            return None
+        out = self.step()
+        self.replay = None if hooked else opt._replay_form()
+        return out
 
 
 class Optimizer:
@@ -347,6 +367,11 @@ class Optimizer:
 
     def _step_group(self, group):
         raise NotImplementedError
+
+    def _replay_form(self):
+        """A function that steps again what the last step stepped, with less Python, for a minigrad.compile
+        replay (_CompiledStep), returning False where what it would read has changed; None: no such form."""
+        return None
 
     def _foreach_params(self, group, keeps_state=True):
         """foreach: the group's parameters with gradients in lists of one device and dtype, or None

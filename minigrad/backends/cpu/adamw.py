@@ -29,6 +29,27 @@ def forward(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, 
         _adam(w, g, m, v, v_max, *scalars)
 
 
+def prepared_forward(params, exp_avgs, exp_avg_sqs):
+    """`forward` over several parameters of one dtype (no amsgrad), their arrays flattened and the team
+    chosen once: a function (grads, lr, beta1, beta2, weight_decay, decoupled, step_scale, eps_scaled)
+    -> None stepping them all with one set of scalars, for an optimizer step that minigrad.compile
+    replays (the same kernels: the same bits)."""
+    dt = params[0].dtype.type
+    flats = [(w.reshape(-1), m.reshape(-1), v.reshape(-1), w.reshape(-1)[:0],
+              w.size >= team.TEAM_MIN_ELEMENTS and _adam_team.on_team()) for w, m, v in zip(params, exp_avgs, exp_avg_sqs)]
+    plain = _adam._plain()  # (numba's dispatcher itself: the kernel wrapper's checks made here, once)
+
+    def run(grads, lr, beta1, beta2, weight_decay, decoupled, step_scale, eps_scaled):
+        scalars = _scalars(dt, lr, beta1, beta2, weight_decay, decoupled, step_scale, eps_scaled)
+        for (w, m, v, none, on_team), g in zip(flats, grads):
+            if on_team:
+                _adam_team(w, g.reshape(-1), m, v, none, *scalars, _adam_team.threads())
+            else:
+                plain(w, g.reshape(-1), m, v, none, *scalars)
+
+    return run
+
+
 @functools.lru_cache(maxsize=16)
 def _scalars(dt, lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled):
     # kept: an optimizer's step calls this once per parameter with the same numbers, and making seven
