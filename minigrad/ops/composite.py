@@ -185,9 +185,8 @@ def take_along_dim(input, indices, dim=None):
     want_x[d] = input.array.shape[d]
     if input.array.shape[d]:  # (PyTorch takes each id modulo the dim's size: none is out of range)
         indices = indices % input.array.shape[d]
-    # (PyTorch expands the input even to its own shape: an ExpandBackward0 under the gather)
-    expanded = shape_ops._share_version(shape_ops.Expand.apply(input, tuple(want_x)), input)
-    return indexing_ops.gather(expanded, d, shape_ops.expand(indices, *want_i))
+    # (expand gives a new view even to the input's own shape, as PyTorch's: an ExpandBackward0 under the gather)
+    return indexing_ops.gather(shape_ops.expand(input, *want_x), d, shape_ops.expand(indices, *want_i))
 
 
 # ---- multiply-adds ------------------------------------------------------------------------------------

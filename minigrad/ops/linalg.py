@@ -1606,7 +1606,8 @@ def _no_failures(A):
 
 def inv_ex(A, *, check_errors=False):
     """(inverse, info): info the 1-based index of the first zero pivot of A's LU factorization (0 when A is
-    invertible), the inverse NaN for such an A, instead of raising (check_errors=True raises)."""
+    invertible), the inverse for such an A what LAPACK's solve leaves (inf and nan from the zero pivot), instead of
+    raising (check_errors=True raises)."""
     _square("inv", A)
     try:  # (the usual case, an invertible A: no LU of our own to find the info)
         return inv_ex_result(inverse(A), _no_failures(A))
@@ -1637,7 +1638,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
-    """(result, info): solve's X, with info as inv_ex's (X NaN for a singular A) instead of raising."""
+    """(result, info): solve's X, with info as inv_ex's (X for a singular A what LAPACK's solve leaves) instead of
+    raising."""
     _square("solve", A)
     try:
         return solve_ex_result(solve(A, B, left=left), _no_failures(A))

@@ -219,10 +219,9 @@ class Adam(Optimizer):
             for (group, stepped, counts, grads, run), s in zip(work, steps):
                 if not stepped:
                     continue
-                step = s[0] + 1
                 for a in counts:  # (PyTorch's step += 1, each parameter's)
-                    a[()] = step
-                step = step if step < 16777216 else float(counts[0])
+                    a[()] = s[0] + 1
+                step = float(counts[0])  # (read back as eager reads it: in the count's own dtype)
                 lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
                 wd, decoupled = float(group["weight_decay"]), group.get("decoupled_weight_decay", self.decoupled_weight_decay)
                 run(grads, lr, beta1, beta2, wd, decoupled, *_bias_corrected(step, lr, beta1, beta2, eps))
