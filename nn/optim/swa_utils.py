@@ -44,9 +44,13 @@ def get_swa_multi_avg_fn():
 
     @minigrad.no_grad()
     def swa_update(averaged_param_list, current_param_list, num_averaged):
+        # AveragedModel passes its int64 n_averaged buffer: 1 / (n + 1) is then a float32 tensor, and PyTorch
+        # lerps by that rounded weight, float64 parameters too
+        weight = 1 / (num_averaged + 1)
+        weight = float(weight) if isinstance(weight, minigrad.Tensor) else weight
         for p_avg, p_model in zip(averaged_param_list, current_param_list):
             if p_avg.is_floating_point():
-                p_avg.lerp_(p_model, 1 / (float(num_averaged) + 1))
+                p_avg.lerp_(p_model, weight)
             else:
                 p_avg.copy_(p_avg + (p_model - p_avg) / (num_averaged + 1))
 
