@@ -96,13 +96,14 @@ def ste_quantizer(torch, init):
         opt.step()
         losses.append(loss.item())
     frozen = LearnedStepQuant.apply(model.fc1.weight.detach(), model.step)
+    frozen.sum().backward()  # needs_input_grad (False, True): no weight gradient is computed
     q = LearnedStepQuant.apply(model.fc1.weight, model.step)
-    twice = error(lambda: torch.autograd.grad(torch.autograd.grad(q.pow(2).sum(), model.step, create_graph=True)[0],
-                                              model.step))
+    (g_step,) = torch.autograd.grad(q.pow(2).sum(), model.step, create_graph=True)
+    twice = error(lambda: g_step.sum().backward())  # once_differentiable: a second backward is refused
     return dict(init=init, losses=losses, params=list(model.parameters()), grads=grads(model), seen=seen,
                 idx=idx, idx_grad=idx.requires_grad, names=[type(q.grad_fn).__name__, type(values.grad_fn).__name__],
                 frozen=frozen.detach(), levels=sorted(set((frozen / model.step).round().flatten().tolist())),
-                twice=twice)
+                twice=twice, delayed=type(g_step.grad_fn).__name__)
 
 
 def test_learned_step_quantizer_straight_through_and_argmax_output(torch):
