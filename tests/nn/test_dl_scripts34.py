@@ -3,13 +3,12 @@ log-mel spectrogram whose filterbank is built by hand from FFT bins, a multi-res
 DCT-II with deltas by a replicate-padded conv1d, LPC by an FFT autocorrelation and a Levinson-Durbin recursion, a
 soft-DTW divergence by its dynamic program, a temporal fusion transformer's gated residual networks and variable
 selection, a seq2seq forecaster under scheduled sampling, a 1-D U-Net denoiser on an SI-SDR loss, a Conv-TasNet-like
-separator under permutation-invariant training, a HiFi-GAN-like generator with snake activations against a period
-discriminator, SincNet's learned band-pass filters, RevIN around a PatchTST-like encoder, LSTNet's skip-GRU and
-highway, DLinear's moving-average decomposition beside Autoformer's FFT auto-correlation, an x-vector TDNN with
-statistics pooling and an additive-margin softmax, a DDSP harmonic-plus-noise synthesizer, a complex ratio mask
-through stft / istft, GCC-PHAT delays with a Hilbert envelope), written once against a `torch`-like module and run
-twice: on PyTorch, then on minigrad from PyTorch's initial weights. Losses, gradients, parameters and outputs must
-agree closely (float64 throughout; random draws by numpy where the two libraries' streams differ by design)."""
+separator under permutation-invariant training, SincNet's learned band-pass filters, RevIN around a PatchTST-like
+encoder, LSTNet's skip-GRU and highway, DLinear's moving-average decomposition beside Autoformer's FFT
+auto-correlation, an x-vector TDNN with statistics pooling and an additive-margin softmax, GCC-PHAT delays with a
+Hilbert envelope), written once against a `torch`-like module and run twice: on PyTorch, then on minigrad from
+PyTorch's initial weights. Losses, gradients, parameters and outputs must agree closely (float64 throughout; random
+draws by numpy where the two libraries' streams differ by design)."""
 import itertools
 import math
 
@@ -523,7 +522,7 @@ def si_sdr(torch, est, ref, eps=1e-8):
 
 # ---- a 1-D U-Net denoiser: strided Conv1d down, ConvTranspose1d up, skips concatenated, negative SI-SDR loss -------
 def unet1d(torch, init):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
     clean, _ = tones(8, 4, 128, 1000, noise=0.0)
     rng = np.random.default_rng(8)
     noisy = torch.tensor(clean + 0.3 * rng.standard_normal(clean.shape)).unsqueeze(1)
@@ -647,3 +646,354 @@ def conv_tasnet(torch, init):
 
 def test_conv_tasnet_gln_prelu_permutation_invariant_si_sdr(torch):
     both(torch, conv_tasnet)
+
+
+# ---- SincNet: band-pass filters from learned low cutoffs and bandwidths (mel-spaced start), a Hamming window -------
+def sincnet(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    sr, n_filters, size = 1000, 4, 15
+    waves, labels = tones(12, 6, 160, sr)
+
+    class SincConv(nn.Module):
+        def __init__(self):
+            super().__init__()
+            mel = np.linspace(2595 * np.log10(1 + 30 / 700), 2595 * np.log10(1 + 400 / 700), n_filters + 1)
+            hz = 700 * (10 ** (mel / 2595) - 1)
+            self.low_hz = nn.Parameter(torch.tensor(hz[:-1]).view(-1, 1))
+            self.band_hz = nn.Parameter(torch.tensor(np.diff(hz)).view(-1, 1))
+            half = torch.arange(-(size // 2), 0, dtype=torch.float64).view(1, -1) / sr
+            self.register_buffer("n", 2 * math.pi * half)
+            self.register_buffer("window", torch.hamming_window(size, periodic=False, dtype=torch.float64)[: size // 2])
+
+        def forward(self, x):
+            low = 5.0 + self.low_hz.abs()
+            high = torch.clamp(low + 5.0 + self.band_hz.abs(), 5.0, sr / 2)
+            left = (torch.sin(high @ self.n) - torch.sin(low @ self.n)) / (self.n / 2) * self.window
+            centre = 2 * (high - low)
+            band = torch.cat([left, centre, left.flip(1)], dim=1) / centre
+            return F.conv1d(x, band.view(n_filters, 1, size), padding=size // 2)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sinc = SincConv()
+            self.norm = nn.LayerNorm([n_filters, 160 // 3])
+            self.conv = nn.Conv1d(n_filters, 6, 5)
+            self.head = nn.Linear(6, 3)
+
+        def forward(self, x):
+            h = F.max_pool1d(self.sinc(x.unsqueeze(1)).abs(), 3)
+            h = F.leaky_relu(self.norm(h), 0.2)
+            return self.head(F.leaky_relu(self.conv(h), 0.2).amax(-1))
+
+    model = Net()
+    init = start(model, init)
+    x, y = torch.tensor(waves), torch.tensor(labels)
+    opt = torch.optim.RMSprop(model.parameters(), lr=1e-2, alpha=0.95, eps=1e-8)
+    losses = []
+    for _ in range(3):
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=init, losses=losses, low=model.sinc.low_hz.detach(), band=model.sinc.band_hz.detach(),
+                params=list(model.parameters()), grads=grads(model))
+
+
+def test_sincnet_learned_band_pass_filters(torch):
+    both(torch, sincnet)
+
+
+# ---- RevIN around a PatchTST-like encoder: per-series instance norm, patches by unfold, channel independence ------
+def revin_patchtst(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(13)
+    lookback, horizon, patch, stride, d = 24, 6, 6, 3, 8
+    t = np.arange(lookback + horizon)
+    series = (rng.uniform(1, 5, (4, 1, 2)) + rng.uniform(0.5, 2, (4, 1, 2)) * np.sin(0.5 * t[None, :, None])
+              + 0.1 * rng.standard_normal((4, lookback + horizon, 2)))
+    x, y = torch.tensor(series[:, :lookback]), torch.tensor(series[:, lookback:])
+
+    class RevIN(nn.Module):
+        def __init__(self, n, eps=1e-5):
+            super().__init__()
+            self.eps = eps
+            self.weight, self.bias = nn.Parameter(torch.ones(n)), nn.Parameter(torch.zeros(n))
+
+        def forward(self, x, mode):
+            if mode == "norm":
+                self.mean = x.mean(1, keepdim=True).detach()
+                self.stdev = torch.sqrt(x.var(1, keepdim=True, unbiased=False) + self.eps).detach()
+                return (x - self.mean) / self.stdev * self.weight + self.bias
+            return (x - self.bias) / (self.weight + self.eps * self.eps) * self.stdev + self.mean
+
+    class PatchTST(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.revin = RevIN(2)
+            n_patches = (lookback + stride - patch) // stride + 1
+            self.embed = nn.Linear(patch, d)
+            self.pos = nn.Parameter(torch.zeros(n_patches, d).uniform_(-0.02, 0.02))
+            layer = nn.TransformerEncoderLayer(d, 2, 16, dropout=0.0, batch_first=True, norm_first=True)
+            self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.head = nn.Linear(n_patches * d, horizon)
+
+        def forward(self, x):
+            b, _, c = x.shape
+            z = self.revin(x, "norm").permute(0, 2, 1)  # (b, c, t)
+            z = F.pad(z, (0, stride), mode="replicate").unfold(-1, patch, stride)  # (b, c, patches, patch)
+            z = self.embed(z).reshape(b * c, -1, d) + self.pos
+            z = self.encoder(z).reshape(b, c, -1)
+            return self.revin(self.head(z).permute(0, 2, 1), "denorm")
+
+    model = PatchTST()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=4, pct_start=0.3)
+    losses = []
+    for _ in range(4):
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        pred = model(x)
+    return dict(init=init, losses=losses, pred=pred, mean=model.revin.mean, lr=sched.get_last_lr(),
+                params=list(model.parameters()), grads=grads(model))
+
+
+def test_revin_patchtst_unfold_channel_independent(torch):
+    both(torch, revin_patchtst)
+
+
+# ---- LSTNet: a Conv2d over (time, series), a GRU, a skip-GRU over the period, an autoregressive highway ----------
+def lstnet(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(14)
+    window, n_series, period, hw = 16, 3, 4, 4
+    t = np.arange(60)
+    data = np.sin(2 * np.pi * t[:, None] / period + rng.uniform(0, 1, n_series)) + 0.01 * t[:, None]
+    data = data + 0.1 * rng.standard_normal(data.shape)
+    windows = np.stack([data[i: i + window] for i in range(0, 40, 5)])
+    x, y = torch.tensor(windows), torch.tensor(data[np.arange(0, 40, 5) + window])
+
+    class LSTNet(nn.Module):
+        def __init__(self, conv=6, rnn=8, skip_hidden=4, k=3):
+            super().__init__()
+            self.k, self.skip_hidden = k, skip_hidden
+            self.conv = nn.Conv2d(1, conv, (k, n_series))
+            self.gru = nn.GRU(conv, rnn)
+            self.skip_gru = nn.GRU(conv, skip_hidden)
+            self.n_skip = (window - k + 1) // period
+            self.linear = nn.Linear(rnn + period * skip_hidden, n_series)
+            self.highway = nn.Linear(hw, 1)
+
+        def forward(self, x):
+            b = x.shape[0]
+            c = F.relu(self.conv(x.unsqueeze(1))).squeeze(3)  # (b, conv, t')
+            _, r = self.gru(c.permute(2, 0, 1))
+            r = r.squeeze(0)
+            s = c[:, :, -self.n_skip * period:].contiguous()
+            s = s.view(b, c.shape[1], self.n_skip, period).permute(2, 0, 3, 1).contiguous()
+            s = s.view(self.n_skip, b * period, c.shape[1])
+            _, s = self.skip_gru(s)
+            s = s.view(b, period * self.skip_hidden)
+            out = self.linear(torch.cat([r, s], 1))
+            z = x[:, -hw:, :].permute(0, 2, 1).contiguous().view(-1, hw)
+            return out + self.highway(z).view(-1, n_series)
+
+    model = LSTNet()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=5e-3)
+    losses = []
+    for _ in range(3):
+        loss = F.l1_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        pred = model(x)
+        rse = torch.sqrt(((pred - y) ** 2).sum()) / torch.sqrt(((y - y.mean()) ** 2).sum())
+        corr = ((pred - pred.mean(0)) * (y - y.mean(0))).sum(0) / (pred.std(0) * y.std(0) * (len(y) - 1))
+    return dict(init=init, losses=losses, pred=pred, rse=rse, corr=corr, params=list(model.parameters()),
+                grads=grads(model))
+
+
+def test_lstnet_skip_gru_highway(torch):
+    both(torch, lstnet)
+
+
+# ---- DLinear's moving-average decomposition (replicate-padded avg_pool1d) beside Autoformer's FFT auto-correlation -
+def dlinear_autocorrelation(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(15)
+    lookback, horizon, kernel, top_k = 20, 5, 5, 2
+    t = np.arange(lookback + horizon)
+    series = 0.05 * t[None, :, None] + np.sin(2 * np.pi * t[None, :, None] / 5) * rng.uniform(0.5, 1.5, (4, 1, 2))
+    series = series + 0.05 * rng.standard_normal(series.shape)
+    x, y = torch.tensor(series[:, :lookback]), torch.tensor(series[:, lookback:])
+
+    def decompose(x):  # (b, t, c): trend by a centred moving average with the ends repeated
+        pad = (kernel - 1) // 2
+        front, end = x[:, :1].repeat(1, pad, 1), x[:, -1:].repeat(1, pad, 1)
+        trend = F.avg_pool1d(torch.cat([front, x, end], 1).permute(0, 2, 1), kernel, stride=1).permute(0, 2, 1)
+        return x - trend, trend
+
+    def auto_correlation(q, k, v):  # (b, t, c): aggregate v rolled by the top-k lags of the FFT correlation
+        corr = torch.fft.irfft(torch.fft.rfft(q, dim=1) * torch.conj(torch.fft.rfft(k, dim=1)), n=q.shape[1], dim=1)
+        mean_corr = corr.mean(-1)  # (b, lags)
+        weights, lags = torch.topk(mean_corr, top_k, dim=-1)
+        weights = torch.softmax(weights, dim=-1)
+        out = 0
+        for i in range(top_k):
+            rolled = torch.stack([torch.roll(v[j], -int(lags[j, i]), dims=0) for j in range(v.shape[0])])
+            out = out + rolled * weights[:, i].view(-1, 1, 1)
+        return out, lags
+
+    class DLinear(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.seasonal = nn.Linear(lookback, horizon)
+            self.trend = nn.Linear(lookback, horizon)
+            self.q, self.k = nn.Linear(2, 2), nn.Linear(2, 2)
+            with torch.no_grad():
+                self.seasonal.weight.fill_(1 / lookback)
+                self.trend.weight.fill_(1 / lookback)
+
+        def forward(self, x):
+            seasonal, trend = decompose(x)
+            agg, lags = auto_correlation(self.q(seasonal), self.k(seasonal), seasonal)
+            seasonal = seasonal + agg
+            out = self.seasonal(seasonal.permute(0, 2, 1)) + self.trend(trend.permute(0, 2, 1))
+            return out.permute(0, 2, 1), lags
+
+    model = DLinear()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=5e-3)
+    losses, all_lags = [], []
+    for _ in range(3):
+        pred, lags = model(x)
+        loss = F.mse_loss(pred, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        all_lags.append(lags)
+    seasonal, trend = decompose(x)
+    return dict(init=init, losses=losses, lags=all_lags, seasonal=seasonal, trend=trend,
+                params=list(model.parameters()), grads=grads(model))
+
+
+def test_dlinear_decomposition_autoformer_fft_autocorrelation(torch):
+    both(torch, dlinear_autocorrelation)
+
+
+# ---- an x-vector TDNN: dilated Conv1d frames, statistics pooling (mean and std), an additive-margin softmax -------
+def xvector(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(16)
+    speakers = rng.standard_normal((3, 8))
+    labels = np.repeat(np.arange(3), 2)
+    feats = torch.tensor(speakers[labels][:, :, None] + 0.8 * rng.standard_normal((6, 8, 20)))
+    y = torch.tensor(labels)
+
+    class XVector(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.frames = nn.Sequential(nn.Conv1d(8, 10, 3, dilation=1), nn.ReLU(), nn.BatchNorm1d(10),
+                                        nn.Conv1d(10, 10, 3, dilation=2), nn.ReLU(), nn.BatchNorm1d(10),
+                                        nn.Conv1d(10, 12, 1), nn.ReLU(), nn.BatchNorm1d(12))
+            self.segment = nn.Linear(24, 6)
+            self.classes = nn.Parameter(torch.empty(3, 6))
+            nn.init.xavier_normal_(self.classes)
+
+        def forward(self, x):
+            h = self.frames(x)
+            stats = torch.cat([h.mean(-1), torch.sqrt(h.var(-1, unbiased=False).clamp(min=1e-5))], dim=1)
+            return self.segment(stats)
+
+    def am_softmax(emb, target, s=10.0, m=0.3):
+        cos = F.normalize(emb, dim=1) @ F.normalize(model.classes, dim=1).T
+        margin = F.one_hot(target, 3).to(cos.dtype) * m
+        return F.cross_entropy(s * (cos - margin), target), cos
+
+    model = XVector()
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    losses = []
+    for _ in range(3):
+        loss, cos = am_softmax(model(feats), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        emb = F.normalize(model(feats), dim=1)
+        scores = emb @ emb.T
+        same = torch.tensor(labels[:, None] == labels[None, :])
+        off = ~torch.eye(6, dtype=torch.bool)
+        margin = scores[same & off].mean() - scores[~same].mean()
+    return dict(init=init, losses=losses, scores=scores, margin=margin, params=list(model.parameters()),
+                grads=grads(model), running=[model.frames[i].running_mean for i in (2, 5, 8)])
+
+
+def test_xvector_tdnn_statistics_pooling_am_softmax(torch):
+    both(torch, xvector)
+
+
+# ---- GCC-PHAT delay between two microphones (soft-argmax over lags, a learned pre-filter), a Hilbert envelope ------
+def gcc_phat(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(17)
+    n, delays = 64, [3, -5, 7]
+    src = rng.standard_normal((3, n + 20))
+    left = np.stack([s[10: 10 + n] for s in src])
+    right = np.stack([s[10 - d: 10 - d + n] for s, d in zip(src, delays)]) + 0.1 * rng.standard_normal((3, n))
+    a, b = torch.tensor(left), torch.tensor(right)
+
+    def gcc(x, y, max_lag=10, beta=1.0):
+        X, Y = torch.fft.rfft(x, n=2 * n), torch.fft.rfft(y, n=2 * n)
+        cross = X * torch.conj(Y)
+        cc = torch.fft.irfft(cross / (cross.abs() ** beta + 1e-12), n=2 * n)
+        cc = torch.cat([cc[:, -max_lag:], cc[:, : max_lag + 1]], dim=1)  # lags -max_lag..max_lag
+        return cc, torch.arange(-max_lag, max_lag + 1, dtype=torch.float64)
+
+    def hilbert_envelope(x):
+        spec = torch.fft.fft(x)
+        h = torch.zeros(x.shape[-1], dtype=torch.float64)
+        h[0], h[1: x.shape[-1] // 2], h[x.shape[-1] // 2] = 1, 2, 1
+        analytic = torch.fft.ifft(spec * h)
+        phase = torch.angle(analytic)
+        return analytic.abs(), torch.diff(phase) / (2 * math.pi)
+
+    pre = nn.Conv1d(1, 1, 5, padding=2, bias=False)
+    init = start(pre, init)
+    opt = torch.optim.Adam(pre.parameters(), lr=0.05)
+    target = -torch.tensor(delays, dtype=torch.float64)
+    losses = []
+    for _ in range(3):
+        fa, fb = pre(a.unsqueeze(1)).squeeze(1), pre(b.unsqueeze(1)).squeeze(1)
+        cc, lags = gcc(fa, fb, beta=0.8)
+        estimate = (torch.softmax(cc * 20, dim=1) * lags).sum(1)
+        loss = F.smooth_l1_loss(estimate, target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    cc, lags = gcc(a, b)
+    tone = torch.tensor(np.sin(2 * np.pi * 0.1 * np.arange(n)) * (1 + 0.5 * np.sin(2 * np.pi * 0.01 * np.arange(n))),
+                        requires_grad=True)
+    env, inst_freq = hilbert_envelope(tone)
+    env.sum().backward()
+    return dict(init=init, losses=losses, hard=lags[cc.argmax(1)], cc=cc, env=env, inst_freq=inst_freq,
+                tone_grad=tone.grad, weight=pre.weight, grad=pre.weight.grad)
+
+
+def test_gcc_phat_soft_argmax_delay_hilbert_envelope(torch):
+    both(torch, gcc_phat)
