@@ -846,9 +846,12 @@ def _logspace(start, end, steps, base, dtype, device, requires_grad):
     return _make(xp.asarray(vals.astype(dt)), requires_grad)
 
 
-def _window(name, shape, window_length, periodic, dtype, device, requires_grad):
-    """A window of `window_length` points: shape(n, N) at n = 0..N-1, in double, rounded to the dtype once.
-    periodic: the first window_length points of the symmetric window one longer (for spectral analysis)."""
+def _window(name, shape, window_length, periodic, dtype, device, requires_grad, exact=False):
+    """A window of `window_length` points: shape(n, N) at n = 0..N-1.
+    periodic: the first window_length points of the symmetric window one longer (for spectral analysis).
+    As PyTorch, the shapes are computed in the window's own float type, one rounded step at a time (its
+    scalars rounded to that type first), so a float32 window is not a rounded float64 one; `exact` windows
+    (kaiser's) are computed in double and rounded once."""
     if not isinstance(window_length, builtins.int) or isinstance(window_length, builtins.bool):
         raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not "
                         f"{type(window_length).__name__}")
@@ -863,49 +866,58 @@ def _window(name, shape, window_length, periodic, dtype, device, requires_grad):
         values = np.ones(window_length)
     else:
         N = window_length + 1 if periodic else window_length
-        values = shape(np.arange(window_length, dtype=np.float64), N)
+        work = np.dtype(np.float64) if exact else dt if dt in (np.float16, np.float32, np.float64) else np.dtype(np.float32)
+        values = shape(np.arange(window_length, dtype=work), N, work.type)
     return _make(module_for(device).asarray(values.astype(dt)), requires_grad)
+
+
+def _cos(x):
+    # PyTorch's float cosine is within an ulp of the true one: the correctly rounded value is the nearest guess
+    return np.cos(x.astype(np.float64)).astype(x.dtype)
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    pin_memory=False, requires_grad=False):
     """alpha - beta cos(2 pi n / (N - 1))."""
-    return _window("hamming_window", lambda n, N: alpha - beta * np.cos(2 * math.pi * n / (N - 1)),
+    return _window("hamming_window", lambda n, N, s: s(alpha) - s(beta) * _cos(n * s(2 * math.pi / (N - 1))),
                    window_length, periodic, dtype, device, requires_grad)
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                 requires_grad=False):
-    """sin^2(pi n / (N - 1)): the Hamming window with alpha = beta = 1/2."""
-    return _window("hann_window", lambda n, N: 0.5 - 0.5 * np.cos(2 * math.pi * n / (N - 1)),
+    """sin^2(pi n / (N - 1)), computed as the Hamming window with alpha = beta = 1/2 (as PyTorch does)."""
+    return _window("hann_window", lambda n, N, s: s(0.5) - s(0.5) * _cos(n * s(2 * math.pi / (N - 1))),
                    window_length, periodic, dtype, device, requires_grad)
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
     """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
-    def shape(n, N):
-        x = math.pi * n / (N - 1)
-        return 0.42 - 0.5 * np.cos(2 * x) + 0.08 * np.cos(4 * x)
+    def shape(n, N, s):
+        x = n * s(math.pi / (N - 1))
+        return (_cos(x * s(4)) * s(0.08) - _cos(x * s(2)) * s(0.5)) + s(0.42)
 
     return _window("blackman_window", shape, window_length, periodic, dtype, device, requires_grad)
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
-    """The triangle 1 - |2 n / (N - 1) - 1|."""
-    return _window("bartlett_window", lambda n, N: 1 - np.abs(2 * n / (N - 1) - 1),
-                   window_length, periodic, dtype, device, requires_grad)
+    """The triangle 1 - |2 n / (N - 1) - 1|: 2 n / (N - 1) rising, then 2 minus it."""
+    def shape(n, N, s):
+        x = n * s(2 / (N - 1))
+        return np.where(n >= ((N - 1) >> 1) + 1, s(2) - x, x)
+
+    return _window("bartlett_window", shape, window_length, periodic, dtype, device, requires_grad)
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None, pin_memory=False,
                   requires_grad=False):
     """I0(beta sqrt(1 - ((n - m) / m)^2)) / I0(beta), m = (N - 1) / 2 and I0 the modified Bessel function."""
-    def shape(n, N):
+    def shape(n, N, s):
         m = (N - 1) / 2
         return np.i0(beta * np.sqrt(np.maximum(1 - ((n - m) / m) ** 2, 0.0))) / np.i0(beta)
 
-    return _window("kaiser_window", shape, window_length, periodic, dtype, device, requires_grad)
+    return _window("kaiser_window", shape, window_length, periodic, dtype, device, requires_grad, exact=True)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
