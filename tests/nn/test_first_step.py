@@ -114,3 +114,18 @@ def test_the_team_starts_without_a_probe_kernel():
     assert "layer omp" in out or "layer tbb" in out
     assert "launched True" in out
     assert "numpy.ma False" in out  # (a probe kernel's first call typed its argument by numba's rule)
+
+
+def test_first_step_bench_children_write_bytecode(monkeypatch):
+    """The bench's warm-up writes the .pyc files its timed processes read, even where the shell says not to write
+    bytecode (they would otherwise each compile every source: seconds, not the issue's warm ~0.3 s)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("first_step_bench", os.path.join(ROOT, "bench", "first_step_bench.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    out = subprocess.run([sys.executable, "-c", "import sys; print(sys.dont_write_bytecode)"], env=bench.env(),
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "False"
+    assert bench.env()["MINIGRAD_NUM_THREADS"] == "1"  # (the rest of its environment as before)
