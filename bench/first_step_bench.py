@@ -68,8 +68,7 @@ TRAIN_FLAGS = ["--n_layer=1", "--n_head=2", "--n_embd=32", "--block_size=16", "-
 
 def env():
     """The children's environment. Bytecode is one of the warm caches: with PYTHONDONTWRITEBYTECODE set (as some CI
-    shells set it) the warm-up would write no .pyc, and every process timed would compile minigrad's sources again
-    (2.4 s of a 5.9 s cProfile'd run to iter 1, against ~0.3 s warm)."""
+    shells set it) the warm-up would write no .pyc, and every process timed would compile minigrad's sources again."""
     out = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MINIGRAD_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     out.pop("PYTHONDONTWRITEBYTECODE", None)
     return out
