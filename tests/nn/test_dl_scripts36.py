@@ -10,6 +10,7 @@ weights. Losses, gradients, parameters and outputs must agree closely (float64 t
 import math
 
 import numpy as np
+import pytest
 
 from twins import both, grads, start
 
@@ -817,3 +818,226 @@ def nn_really(torch, init):
 
 def test_what_is_torch_nn_really_refactors(torch):
     both(torch, nn_really)
+
+
+# ---- the chatbot tutorial: a bidirectional GRU encoder over pack_padded_sequence (sorted batch) with its two
+# directions summed, a GRU decoder stepping one word at a time with Luong attention (dot, general, concat), the
+# masked NLL by gather + masked_select, teacher forcing decided by numpy, two optimizers, clipping, greedy search ------
+def chatbot(torch, init, method):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(13)
+    pad, sos, vocab, hidden = 0, 1, 10, 6
+    lengths = [5, 4, 2]  # the tutorial sorts its batch by length
+    inputs = torch.tensor([list(rng.integers(2, vocab, n)) + [pad] * (5 - n) for n in lengths]).t()  # (T, B)
+    out_lens = [3, 4, 2]
+    target = torch.tensor([list(rng.integers(2, vocab, n)) + [pad] * (4 - n) for n in out_lens]).t()
+    mask = target != pad
+
+    class EncoderRNN(nn.Module):
+        def __init__(self, embedding):
+            super().__init__()
+            self.embedding = embedding
+            self.gru = nn.GRU(hidden, hidden, 2, bidirectional=True)
+
+        def forward(self, input_seq, input_lengths, hidden=None):
+            packed = nn.utils.rnn.pack_padded_sequence(self.embedding(input_seq), input_lengths)
+            outputs, hidden = self.gru(packed, hidden)
+            outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs)
+            return outputs[:, :, :hidden.size(-1)] + outputs[:, :, hidden.size(-1):], hidden
+
+    class Attn(nn.Module):
+        def __init__(self, method):
+            super().__init__()
+            self.method = method
+            if method == "general":
+                self.attn = nn.Linear(hidden, hidden)
+            elif method == "concat":
+                self.attn = nn.Linear(hidden * 2, hidden)
+                self.v = nn.Parameter(torch.rand(hidden, dtype=torch.float64))
+
+        def forward(self, h, encoder_outputs):
+            if self.method == "dot":
+                energies = torch.sum(h * encoder_outputs, dim=2)
+            elif self.method == "general":
+                energies = torch.sum(h * self.attn(encoder_outputs), dim=2)
+            else:
+                energy = self.attn(torch.cat((h.expand(encoder_outputs.size(0), -1, -1), encoder_outputs), 2)).tanh()
+                energies = torch.sum(self.v * energy, dim=2)
+            return F.softmax(energies.t(), dim=1).unsqueeze(1)
+
+    class LuongAttnDecoderRNN(nn.Module):
+        def __init__(self, embedding):
+            super().__init__()
+            self.embedding = embedding
+            self.gru = nn.GRU(hidden, hidden, 2)
+            self.concat = nn.Linear(hidden * 2, hidden)
+            self.out = nn.Linear(hidden, vocab)
+            self.attn = Attn(method)
+
+        def forward(self, input_step, last_hidden, encoder_outputs):
+            rnn_output, hidden = self.gru(self.embedding(input_step), last_hidden)
+            attn_weights = self.attn(rnn_output, encoder_outputs)
+            context = attn_weights.bmm(encoder_outputs.transpose(0, 1))
+            concat_input = torch.cat((rnn_output.squeeze(0), context.squeeze(1)), 1)
+            output = self.out(torch.tanh(self.concat(concat_input)))
+            return F.softmax(output, dim=1), hidden
+
+    def mask_nll_loss(inp, target, mask):
+        n_total = mask.sum()
+        cross_entropy = -torch.log(torch.gather(inp, 1, target.view(-1, 1)).squeeze(1))
+        return cross_entropy.masked_select(mask).mean(), n_total.item()
+
+    embedding = nn.Embedding(vocab, hidden)
+    model = nn.ModuleDict({"encoder": EncoderRNN(embedding), "decoder": LuongAttnDecoderRNN(embedding)})
+    init = start(model, init)
+    encoder, decoder = model["encoder"], model["decoder"]
+    enc_opt = torch.optim.Adam(encoder.parameters(), lr=1e-3)
+    dec_opt = torch.optim.Adam(decoder.parameters(), lr=5e-3)
+    losses = []
+    for _ in range(3):
+        enc_opt.zero_grad()
+        dec_opt.zero_grad()
+        encoder_outputs, encoder_hidden = encoder(inputs, torch.tensor(lengths))
+        decoder_input = torch.full((1, 3), sos, dtype=torch.long)
+        decoder_hidden = encoder_hidden[:2]
+        teacher = rng.random() < 0.5
+        loss, print_losses, n_totals = 0, [], 0
+        for t in range(target.size(0)):
+            decoder_output, decoder_hidden = decoder(decoder_input, decoder_hidden, encoder_outputs)
+            if teacher:
+                decoder_input = target[t].view(1, -1)
+            else:
+                _, topi = decoder_output.topk(1)
+                decoder_input = torch.tensor([[topi[i][0] for i in range(3)]])
+            mask_loss, n_total = mask_nll_loss(decoder_output, target[t], mask[t])
+            loss += mask_loss
+            print_losses.append(mask_loss.item() * n_total)
+            n_totals += n_total
+        loss.backward()
+        nn.utils.clip_grad_norm_(encoder.parameters(), 1.0)
+        nn.utils.clip_grad_norm_(decoder.parameters(), 1.0)
+        enc_opt.step()
+        dec_opt.step()
+        losses.append(sum(print_losses) / n_totals)
+
+    encoder.eval()
+    decoder.eval()
+    with torch.no_grad():
+        encoder_outputs, encoder_hidden = encoder(inputs[:, :1], torch.tensor([5]))
+        decoder_hidden = encoder_hidden[:2]
+        decoder_input = torch.ones(1, 1, dtype=torch.long) * sos
+        all_tokens, all_scores = torch.zeros([0], dtype=torch.long), torch.zeros([0], dtype=torch.float64)
+        for _ in range(4):
+            decoder_output, decoder_hidden = decoder(decoder_input, decoder_hidden, encoder_outputs)
+            decoder_scores, decoder_input = torch.max(decoder_output, dim=1)
+            all_tokens = torch.cat((all_tokens, decoder_input), dim=0)
+            all_scores = torch.cat((all_scores, decoder_scores), dim=0)
+            decoder_input = torch.unsqueeze(decoder_input, 0)
+    return dict(init=init, losses=losses, params=list(model.parameters()), grads=grads(model), tokens=all_tokens,
+                scores=all_scores)
+
+
+@pytest.mark.parametrize("method", ["dot", "general", "concat"])
+def test_chatbot_luong_attention_masked_nll_greedy_search(torch, method):
+    both(torch, chatbot, method=method)
+
+
+# ---- pretrained vectors: Embedding.from_pretrained frozen (padding_idx) under an optimizer over
+# filter(lambda p: p.requires_grad, ...), then thawed into a new param group at a lower lr; freeze=False from the
+# start as the other arm; mean pooling over non-pad tokens; the cosine nearest neighbours of the vectors ------------
+def pretrained_embeddings(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(14)
+    vocab, dim, pad = 9, 5, 0
+    vectors = torch.tensor(rng.standard_normal((vocab, dim)))
+    vectors[pad] = 0
+    lens = [4, 2, 3, 4]
+    tokens = torch.tensor([list(rng.integers(1, vocab, n)) + [pad] * (4 - n) for n in lens])
+    y = torch.tensor([1.0, 0.0, 1.0, 0.0], dtype=torch.float64)
+
+    class Classifier(nn.Module):
+        def __init__(self, freeze):
+            super().__init__()
+            self.embedding = nn.Embedding.from_pretrained(vectors, freeze=freeze, padding_idx=pad)
+            self.fc = nn.Linear(dim, 1)
+
+        def forward(self, x):
+            keep = (x != pad).unsqueeze(-1).double()
+            pooled = (self.embedding(x) * keep).sum(1) / keep.sum(1)
+            return self.fc(pooled).squeeze(-1)
+
+    models = nn.ModuleList([Classifier(True), Classifier(False)])
+    init = start(models, init)
+    frozen, free = models
+    out = {"requires": [[p.requires_grad for p in m.parameters()] for m in models]}
+    opt = torch.optim.Adam(filter(lambda p: p.requires_grad, frozen.parameters()), lr=0.05)
+    free_opt = torch.optim.Adam(free.parameters(), lr=0.05)
+    losses = []
+    for step in range(5):
+        if step == 2:
+            frozen.embedding.weight.requires_grad_(True)
+            opt.add_param_group({"params": [frozen.embedding.weight], "lr": 0.01})
+        for m, o in ((frozen, opt), (free, free_opt)):
+            loss = F.binary_cross_entropy_with_logits(m(tokens), y)
+            o.zero_grad()
+            loss.backward()
+            o.step()
+            losses.append(loss.item())
+    with torch.no_grad():
+        unit = F.normalize(frozen.embedding.weight[1:], dim=1)
+        sims = unit @ unit.T - 2 * torch.eye(vocab - 1, dtype=torch.float64)
+        nearest = sims.argmax(1) + 1
+        cos = F.cosine_similarity(frozen.embedding.weight[1:2], free.embedding.weight[1:], dim=1)
+    return dict(init=init, **out, losses=losses, params=list(models.parameters()), grads=grads(models),
+                nearest=nearest, cos=cos, pad_row=frozen.embedding.weight[pad], groups=len(opt.param_groups),
+                lrs=[g["lr"] for g in opt.param_groups])
+
+
+def test_pretrained_embeddings_frozen_then_thawed_filter_param_group(torch):
+    both(torch, pretrained_embeddings)
+
+
+# ---- the padding utilities' round trips in a BiLSTM tagger: pad_sequence (both sides, batch_first both ways),
+# pack_padded_sequence(enforce_sorted=False), an elementwise op on packed.data kept as a PackedSequence,
+# pad_packed_sequence(total_length=...), unpad_sequence and unpack_sequence back to the sequences ----------------------
+def padding_round_trips(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rnn_utils = nn.utils.rnn
+    rng = np.random.default_rng(15)
+    lens = [3, 5, 2, 4]
+    seqs = [torch.tensor(rng.standard_normal((n, 3))) for n in lens]
+    tags = [torch.tensor(rng.integers(0, 4, n)) for n in lens]
+    lengths = torch.tensor(lens)
+
+    model = nn.ModuleDict({"lstm": nn.LSTM(3, 4, bidirectional=True, batch_first=True), "out": nn.Linear(8, 4)})
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.2)
+    padded_tags = rnn_utils.pad_sequence(tags, batch_first=True, padding_value=-100)
+    losses = []
+    for _ in range(3):
+        padded = rnn_utils.pad_sequence(seqs, batch_first=True)
+        packed = rnn_utils.pack_padded_sequence(padded, lengths, batch_first=True, enforce_sorted=False)
+        packed = rnn_utils.PackedSequence(torch.tanh(packed.data), packed.batch_sizes, packed.sorted_indices,
+                                          packed.unsorted_indices)
+        out_packed, (h, c) = model["lstm"](packed)
+        out, out_lens = rnn_utils.pad_packed_sequence(out_packed, batch_first=True, total_length=6)
+        logits = model["out"](out[:, :padded_tags.size(1)])
+        loss = F.cross_entropy(logits.reshape(-1, 4), padded_tags.reshape(-1), ignore_index=-100)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    time_first = rnn_utils.pad_sequence(seqs, padding_value=1.5)
+    left = rnn_utils.pad_sequence(seqs, batch_first=True, padding_side="left")
+    unpadded = rnn_utils.unpad_sequence(out, out_lens, batch_first=True)
+    unpacked = rnn_utils.unpack_sequence(out_packed)
+    repacked = rnn_utils.pack_sequence(unpadded, enforce_sorted=False)
+    return dict(init=init, losses=losses, params=list(model.parameters()), grads=grads(model), out=out,
+                out_lens=out_lens, h=h, c=c, time_first=time_first, left=left, unpadded=unpadded, unpacked=unpacked,
+                same=[torch.equal(a, b) for a, b in zip(unpadded, unpacked)], batch_sizes=packed.batch_sizes,
+                sorted_indices=packed.sorted_indices, unsorted_indices=packed.unsorted_indices,
+                repacked=repacked.data)
+
+
+def test_padding_utilities_round_trips_bilstm_tagger(torch):
+    both(torch, padding_round_trips)
