@@ -1041,3 +1041,214 @@ def padding_round_trips(torch, init):
 
 def test_padding_utilities_round_trips_bilstm_tagger(torch):
     both(torch, padding_round_trips)
+
+
+# ---- the transfer-learning tutorial on FashionMNIST-shaped data: a Dataset with hand-written transforms (Compose,
+# normalise, a numpy-decided flip), a "pretrained" backbone frozen by requires_grad = False with its head replaced
+# by nn.Linear(fc.in_features, n), train/val phases under set_grad_enabled, StepLR, the best weights deep-copied ----
+def transfer_learning(torch, init):
+    nn = torch.nn
+    Dataset, DataLoader = torch.utils.data.Dataset, torch.utils.data.DataLoader
+    rng = np.random.default_rng(16)
+    images = rng.uniform(0, 255, (12, 10, 10)).astype(np.uint8)
+    labels = rng.integers(0, 3, 12)
+    flips = rng.random(12) < 0.5
+
+    class Compose:
+        def __init__(self, transforms):
+            self.transforms = transforms
+
+        def __call__(self, x, i):
+            for t in self.transforms:
+                x = t(x, i)
+            return x
+
+    def to_tensor(img, i):
+        return torch.from_numpy(img).double().div(255).unsqueeze(0)
+
+    def normalize(x, i):
+        return (x - 0.286) / 0.353
+
+    def flip(x, i):
+        return torch.flip(x, dims=[2]) if flips[i] else x
+
+    class FashionLike(Dataset):
+        def __init__(self, idx, transform):
+            self.idx, self.transform = idx, transform
+
+        def __len__(self):
+            return len(self.idx)
+
+        def __getitem__(self, k):
+            i = self.idx[k]
+            return self.transform(images[i], i), int(labels[i])
+
+    loaders = {"train": DataLoader(FashionLike(range(8), Compose([to_tensor, flip, normalize])), batch_size=4),
+               "val": DataLoader(FashionLike(range(8, 12), Compose([to_tensor, normalize])), batch_size=4)}
+
+    class Backbone(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4, momentum=None), nn.ReLU(),
+                                          nn.MaxPool2d(2), nn.Conv2d(4, 6, 3), nn.BatchNorm2d(6), nn.ReLU(),
+                                          nn.AdaptiveAvgPool2d(1), nn.Flatten())
+            self.fc = nn.Linear(6, 10)
+
+        def forward(self, x):
+            return self.fc(self.features(x))
+
+    model = Backbone()
+    for param in model.parameters():
+        param.requires_grad = False
+    model.features[1].reset_running_stats()
+    model.fc = nn.Linear(model.fc.in_features, 3)
+    init = start(model, init)
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.01, momentum=0.9)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.1)
+    best_acc, best_wts, history = 0.0, None, []
+    for _ in range(3):
+        for phase in ["train", "val"]:
+            model.train() if phase == "train" else model.eval()
+            running_loss, running_corrects = 0.0, 0
+            for inputs, targets in loaders[phase]:
+                optimizer.zero_grad()
+                with torch.set_grad_enabled(phase == "train"):
+                    outputs = model(inputs)
+                    _, preds = torch.max(outputs, 1)
+                    loss = criterion(outputs, targets)
+                    if phase == "train":
+                        loss.backward()
+                        optimizer.step()
+                running_loss += loss.item() * inputs.size(0)
+                running_corrects += torch.sum(preds == targets.data)
+            if phase == "train":
+                scheduler.step()
+            n = len(loaders[phase].dataset)
+            epoch_acc = running_corrects.double() / n
+            history.append((phase, running_loss / n, epoch_acc.item()))
+            if phase == "val" and epoch_acc > best_acc:
+                best_acc, best_wts = epoch_acc.item(), {k: v.clone() for k, v in model.state_dict().items()}
+    if best_wts is not None:
+        model.load_state_dict(best_wts)
+    bn = model.features[1]
+    return dict(init=init, history=history, best_acc=best_acc, params=list(model.parameters()),
+                running=[bn.running_mean, bn.running_var, bn.num_batches_tracked, model.features[5].running_mean],
+                requires=[p.requires_grad for p in model.parameters()], lr=scheduler.get_last_lr())
+
+
+def test_transfer_learning_frozen_backbone_new_head_phases(torch):
+    both(torch, transfer_learning)
+
+
+# ---- the activation-functions notebook: each activation's values and gradients over a grid by autograd, then a
+# small net per activation trained the same way; a self-normalising net (SELU, LeCun-normal init by numpy,
+# AlphaDropout) evaluated in eval mode keeps its activations near zero mean and unit variance --------------------
+ACTS = ["Mish", "Softsign", "Tanhshrink", "Hardshrink", "LogSigmoid", "SELU", "Threshold", "Softmin", "Hardswish"]
+
+
+def make_act(nn, name):
+    if name == "Threshold":
+        return nn.Threshold(0.1, -1.0)
+    if name == "Softmin":
+        return nn.Softmin(dim=1)
+    if name == "Hardshrink":
+        return nn.Hardshrink(0.3)
+    return getattr(nn, name)()
+
+
+def activations(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(17)
+    grid = torch.linspace(-3, 3, 13, dtype=torch.float64).reshape(1, -1)
+    x = torch.tensor(rng.standard_normal((16, 4)))
+    y = torch.tensor(rng.integers(0, 2, 16))
+    curves = {}
+    for name in ACTS:
+        g = grid.clone().requires_grad_()
+        out = make_act(nn, name)(g)
+        out.sum().backward()
+        curves[name] = (out.detach(), g.grad)
+    nets = nn.ModuleDict({name: nn.Sequential(nn.Linear(4, 6), make_act(nn, name), nn.Linear(6, 2))
+                          for name in ACTS})
+    snn = nn.Sequential(nn.Linear(4, 32), nn.SELU(), nn.AlphaDropout(0.1), nn.Linear(32, 32), nn.SELU(),
+                        nn.AlphaDropout(0.1))
+    init_rng = np.random.default_rng(18)
+    with torch.no_grad():
+        for m in snn.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.copy_(torch.tensor(init_rng.standard_normal(tuple(m.weight.shape)) / math.sqrt(m.in_features)))
+                m.bias.zero_()
+    init = start(nn.ModuleList([nets, snn]), init)
+    losses = {}
+    for name, net in nets.items():
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        losses[name] = []
+        for _ in range(3):
+            loss = F.cross_entropy(net(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses[name].append(loss.item())
+    snn.eval()
+    with torch.no_grad():
+        h = snn(torch.tensor(rng.standard_normal((256, 4))))
+    return dict(init=init, curves=curves, losses=losses, params=list(nets.parameters()), grads=grads(nets),
+                snn_out=h, stats=[h.mean().item(), h.std().item()])
+
+
+def test_activation_functions_notebook_and_self_normalising_net(torch):
+    _, ours = both(torch, activations)
+    mean, std = ours["stats"]
+    assert abs(mean) < 0.5 and 0.5 < std < 1.5
+
+
+# ---- counting objects in FashionMNIST-shaped images: ReplicationPad2d and ConstantPad2d borders, LPPool2d, a
+# log-rate head trained by PoissonNLLLoss(full=True), a multi-label head by MultiLabelMarginLoss (targets padded
+# with -1), Adamax, and predictions by exp and by thresholding --------------------------------------------------------
+def counting_cnn(torch, init):
+    nn = torch.nn
+    rng = np.random.default_rng(19)
+    x = torch.tensor(rng.uniform(0, 1, (6, 1, 9, 9)))
+    counts = torch.tensor(rng.poisson(3.0, 6)).double()
+    multi = torch.full((6, 4), -1, dtype=torch.long)
+    for i in range(6):
+        present = rng.choice(4, size=int(rng.integers(1, 4)), replace=False)
+        multi[i, :len(present)] = torch.tensor(present)
+
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.ReplicationPad2d(1), nn.Conv2d(1, 4, 3), nn.Softplus(beta=2.0),
+                                      nn.LPPool2d(2, 2), nn.ConstantPad2d((0, 1, 0, 1), 0.5), nn.Conv2d(4, 4, 3),
+                                      nn.ReLU(), nn.AdaptiveMaxPool2d(1), nn.Flatten())
+            self.rate = nn.Linear(4, 1)
+            self.labels = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.body(x)
+            return self.rate(h).squeeze(1), self.labels(h)
+
+    model = Counter()
+    init = start(model, init)
+    poisson = nn.PoissonNLLLoss(log_input=True, full=True)
+    margin = nn.MultiLabelMarginLoss()
+    opt = torch.optim.Adamax(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(4):
+        log_rate, scores = model(x)
+        loss = poisson(log_rate, counts) + margin(scores, multi)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        log_rate, scores = model(x)
+    return dict(init=init, losses=losses, params=list(model.parameters()), grads=grads(model),
+                expected=log_rate.exp(), present=scores > 0,
+                terms=[nn.PoissonNLLLoss(log_input=False, reduction="none")(log_rate.exp(), counts),
+                       nn.MultiLabelMarginLoss(reduction="none")(scores, multi)])
+
+
+def test_counting_cnn_padding_lppool_poisson_multilabel_margin(torch):
+    both(torch, counting_cnn)
