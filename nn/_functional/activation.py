@@ -835,15 +835,27 @@ class LogSigmoid(Function):
     @staticmethod
     def forward(ctx, x):  # log sigmoid(x) = -softplus(-x) = min(x, 0) - log(1 + e^-|x|) (no overflow), PyTorch's form
         ctx.save(self=x)
+        if x.array.dtype == np.float16:
+            return in_float32(_log_sigmoid_array, x.array)
         return _log_sigmoid_array(x.array)
 
     @staticmethod
     def backward(ctx, g):  # sigmoid(-x)
         if not _recording():
+            if g.array.dtype == np.float16:
+                return Tensor._wrap(in_float32(_log_sigmoid_grad_half, ctx._saved_self.array, g.array))
             s = _sigmoid_array(-ctx._saved_self.array)
             s *= g.array
             return Tensor._wrap(s)
         return g * _mg().sigmoid(-ctx._saved_self)
+
+
+def _log_sigmoid_grad_half(x, g):
+    # PyTorch's half kernel reads the e^-|x| its forward kept, rounded to half, as 1 - b / (1 + b) for x < 0 and
+    # b / (1 + b) otherwise (x and g here in float32): sigmoid(-x) from the unrounded e^-|x| is up to 2 ulps off
+    b = np.exp(-np.abs(x)).astype(np.float16).astype(np.float32)
+    s = b / (b + 1.0)
+    return np.where(x < 0.0, 1.0 - s, s) * g
 
 
 def _log_sigmoid_array(xd):

@@ -106,7 +106,7 @@ _ACTIVATIONS = ["hardswish", "softsign", "relu6", "tanhshrink", "hardtanh", "sil
                 _case("mish", _xfail("2 ulps: computed in float16 steps, not float32")),
                 _case("hardsigmoid", _xfail("1 ulp: computed in float16 steps, not float32")),
                 _case("leaky_relu", _xfail("1 ulp: the slope taken in float16, not float32")),
-                _case("logsigmoid", _xfail("1 ulp: computed in float16 steps, not float32"))]
+                "logsigmoid"]
 
 
 @pytest.mark.parametrize("name", _ACTIVATIONS)
@@ -315,10 +315,50 @@ _NN_XFAILS = {"sdpa": "scaled_dot_product_attention of float16 takes its softmax
                        "up to 111 ulps"}
 
 
+def _cancelling_affine_ok(ours, theirs):
+    """layer_norm's affine y = x_hat w + b where it cancels (seed 49: x_hat w = -1.3563, b = 1.356, y ~ 9.55e-5):
+    one float32 ulp of the terms is 2 float16 ulps of y, so float32 kernels that round in another order give
+    other bits (PyTorch's own float32 layer_norm rounded to half differs from its half kernel by 2 ulps there).
+    Elements more than 1 ulp from PyTorch's must be within half an ulp of y plus 2 float32 ulps of
+    |x_hat w| + |b| of the float64 result, a bound PyTorch's half kernel meets too."""
+    x = _matrix(20).astype(np.float64)
+    xh = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    exact, terms = xh * x[1] + x[2], np.abs(xh * x[1]) + np.abs(x[2])
+    bound = np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64) / 2 + terms * 2.0 ** -22
+    far = _ulps(_np(ours), _np(theirs)) > 1
+    for y in (ours, theirs):
+        assert (np.abs(_np(y).astype(np.float64) - exact)[far] <= bound[far]).all()
+    return far.sum() <= 3  # (a few elements cancel; more would be a real difference)
+
+
 @pytest.mark.parametrize("name", [_case(n, _xfail(_NN_XFAILS[n])) if n in _NN_XFAILS else n for n in _nn_cases()])
 def test_nn_ops_within_one_ulp(name):
     fn = _nn_cases()[name]
-    _check(fn(minigrad, F), fn(torch, TF), ulps=1)
+    ours, theirs = fn(minigrad, F), fn(torch, TF)
+    if name in ("layer_norm_affine", "layer_norm_float32_params"):
+        assert _cancelling_affine_ok(ours, theirs)
+        ours, theirs = _np(ours).copy(), _np(theirs).copy()
+        far = _ulps(ours, theirs) > 1
+        ours[far] = theirs[far]  # (those checked above; the rest within 1 ulp as every op)
+    elif name.startswith("cross_entropy"):
+        # PyTorch composes half ops (log_softmax, nll_loss; with smoothing the sum, mean and blend too), each
+        # rounding to half; minigrad's one node rounds once. Seed 50: float64 7.29263, minigrad 7.293 (the
+        # nearest half), PyTorch 7.3008 (2 ulps up, as nll_loss of its half log_softmax); seed 49 with smoothing:
+        # 7.49909, 7.5, 7.5078. More than 1 ulp off only where minigrad is the closer one
+        exact = fn(_Float64(), TF).item()
+        if _ulps(_np(ours), _np(theirs)) > 1:
+            assert abs(ours.item() - exact) <= abs(theirs.item() - exact)
+            ours = theirs
+    _check(ours, theirs, ulps=1)
+
+
+class _Float64:
+    """torch, its tensors made float64: the float64 result of a case written against `lib`."""
+    def tensor(self, a):
+        return torch.tensor(a).double() if a.dtype.kind == "f" else torch.tensor(a)
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
 
 
 # ---- gradients in float16: each gradient's dtype and value ------------------------------------------------------
