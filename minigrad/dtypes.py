@@ -156,7 +156,7 @@ def default_complex():
 
 
 # C++'s names of the dtypes, as PyTorch's error messages print them ("expected ... float, but got double")
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
               "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "uint16": "short unsigned int",
               "uint32": "unsigned int", "uint64": "long unsigned int",
               "bool": "bool", "complex64": "c10::complex<float>",

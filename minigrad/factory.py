@@ -980,8 +980,11 @@ _RANDINT_OVERLOADS = tuple(f"{bounds}, tuple of ints size, *, {generator}{_RANDI
                            for generator in ("torch.Generator generator, ", ""))
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
-    """Integers uniform in [low, high) (int64 by default)."""
+def randint(low, high=None, size=None, dtype=None, device=None, generator=None, requires_grad=False):
+    """Integers uniform in [low, high) (int64 by default; float ones, asked for with dtype, may require grad)."""
+    if requires_grad is not False:
+        _grad_flag(requires_grad, "randint")
+        return _requiring_grad(randint(low, high, size, dtype, device, generator))
     if type(size) is tuple and type(low) is builtins.int and type(high) is builtins.int and dtype is None and device is None \
             and (generator is None or type(generator) is random.Generator and generator.device.type == "cpu") \
             and (not recording.recorders_made or recording.hook.recorder is None):

@@ -258,6 +258,19 @@ def floats(rng, kind, shape, dtype):
     return draw(shape, dtype=dtype)
 
 
+RANDOM_OVERLOADS = ("*, torch.Generator generator = None", "int from, int to, *, torch.Generator generator = None",
+                    "int to, *, torch.Generator generator = None")
+
+
+def check_random_generator(generator, bounds=()):
+    """PyTorch's parser's refusal of random_'s `generator=` that is no Generator (the DataLoader's seed is drawn
+    with random_, so a loader given one refuses it there)."""
+    if generator is not None and not isinstance(generator, (Generator, CudaGenerator, np.random.Generator)):
+        from .tensor import invalid_arguments
+
+        raise TypeError(invalid_arguments("random_", bounds, RANDOM_OVERLOADS, {"generator": generator}))
+
+
 def check_floating(kind, dtype):
     """PyTorch's error for a draw of `kind` ("uniform" or "normal") into a tensor of a non-float minigrad dtype."""
     if not dtype.is_floating_point:

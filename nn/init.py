@@ -185,6 +185,8 @@ def _standard_normal(tensor, shape, generator):
     """N(0, 1) draws of `shape` from `generator` (or the tensor's device's default one), in the tensor's
     dtype where numpy's generator draws it (float32 / float64), else float32."""
     dt = tensor.array.dtype
+    if dt.kind != "c":  # (PyTorch draws them with normal_ on a tensor of its dtype: an integer one refuses)
+        random.check_floating("normal", tensor.dtype)
     return _rng(tensor, generator).standard_normal(shape, dtype=dt if dt in (np.float32, np.float64) else np.float32)
 
 

@@ -268,7 +268,6 @@ class Module:
 
     def add_module(self, name, module):
         """Add a sub-module (or None) under `name`."""
-        self._require_init("module")
         if module is not None and not isinstance(module, Module):  # (PyTorch checks the module before its name,
             raise TypeError(f"{_typename(module)} is not a Module subclass")  # and the name's place before its form)
         if not isinstance(name, str):
@@ -276,7 +275,7 @@ class Module:
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         _check_member_name("module", name)
-        self._modules[name] = module
+        self._modules[name] = module  # (before __init__, PyTorch's AttributeError: the table is not there)
 
     register_module = add_module
 
@@ -535,7 +534,11 @@ class Module:
             for t in module._parameters.values():
                 if t is not None and id(t) not in seen:
                     seen.add(id(t))
-                    _convert_in_place(t, convert(t.array), convert)
+                    new = convert(t.array)
+                    if t.requires_grad and new.dtype.kind not in "fc":  # (PyTorch sets param.data: its check)
+                        raise RuntimeError("data set to a tensor that requires gradients must be floating point or "
+                                           "complex dtype")
+                    _convert_in_place(t, new, convert)
             for name, b in module._buffers.items():
                 if b is None or id(b) in seen:
                     if b is not None and id(b) in replaced:  # (a buffer shared with a module walked before)

@@ -239,7 +239,10 @@ class SavedTensor:
         fn = node if self.is_output else getattr(t, "grad_fn", None)
         if fn is not None:
             nr = 0 if self.is_output else self.tensor._output_nr
-            where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', fn.name())},"
+            name = _BACKWARD_SUFFIX.sub('', fn.name())
+            if name == "CopySlices":  # (a node PyTorch writes in C++ itself: its message names it by its namespace)
+                name = "minigrad::autograd::CopySlices"
+            where = f", which is output {nr} of {name},"
         else:
             where = ""
         dims = ", ".join(str(s) for s in self.shape)

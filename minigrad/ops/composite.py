@@ -227,6 +227,11 @@ def _outer_shape(a, b):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
+    if isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor) and not (
+            input.dtype is mat1.dtype is mat2.dtype):  # (PyTorch's order: input against mat2, then mat1)
+        first, name = (input, "self") if input.dtype is not mat2.dtype else (mat1, "mat1")
+        raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {first.dtype._legacy[:-6]} and "
+                           f"{mat2.dtype._legacy[:-6]}")
     if _fused_product(input, mat1, mat2, _mm_shape):
         return fused.Addmm.apply(input, mat1, mat2, beta, alpha)
     for name, m in (("mat1", mat1), ("mat2", mat2)):  # (mm's own texts say "self", "mat2")
@@ -258,6 +263,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if isinstance(input, Tensor) and isinstance(batch1, Tensor) and input.dtype is not batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {cpp_name(input.array.dtype)}, batch1: "
+                           f"{cpp_name(batch1.array.dtype)}, batch2: {cpp_name(batch2.array.dtype)}")
     if _fused_product(input, batch1, batch2, _bmm_shape):
         return fused.Baddbmm.apply(input, batch1, batch2, beta, alpha)
     return _add(input, matmul.bmm(batch1, batch2), beta, alpha)

@@ -1196,6 +1196,7 @@ def random_(self, *bounds, generator=None, **kwargs):
     lo, hi = kwargs.pop("from", 0), kwargs.pop("to", None)
     if kwargs:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    random.check_random_generator(generator, bounds)
     if len(bounds) == 1:
         hi = bounds[0]
     elif len(bounds) == 2:

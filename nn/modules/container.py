@@ -62,6 +62,62 @@ class Sequential(Module):
         self.add_module(str(len(self)), module)
         return self
 
+    def extend(self, sequential):
+        """Add each of `sequential`'s modules at the end; returns self."""
+        for module in sequential:
+            self.append(module)
+        return self
+
+    def insert(self, index, module):
+        """Put `module` before position `index` (-len <= index <= len); returns self."""
+        if not isinstance(module, Module):
+            # (PyTorch prints the class as str() does; minigrad's Module lives in nn/module.py)
+            raise AssertionError("module should be of type: <class 'minigrad.nn.modules.module.Module'>")
+        n = len(self)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        items = list(self._modules.values())
+        items.insert(index % (n + 1) if index < 0 else index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+        return self
+
+    def pop(self, key):
+        """Remove the module (or slice of them) at `key` and return it."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other):
+        return Sequential(*self, *_sequential_operand(other))
+
+    def __iadd__(self, other):
+        return self.extend(_sequential_operand(other))
+
+    def __mul__(self, other):
+        return Sequential(*(list(self) * _factor(self, other)))
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __imul__(self, other):
+        return self.extend(list(self) * (_factor(self, other) - 1))
+
+
+def _sequential_operand(other):
+    if not isinstance(other, Sequential):
+        raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+    return other
+
+
+def _factor(seq, other):
+    if not isinstance(other, int):
+        raise TypeError(f"unsupported operand type(s) for *: {type(seq)} and {type(other)}")
+    if other <= 0:
+        raise ValueError(f"Non-positive multiplication factor {other} for {type(seq)}")
+    return other
+
 
 def _index(idx, n):
     """A valid position in [0, n) for an int index (negative counts from the end), or IndexError."""
@@ -85,7 +141,7 @@ class ModuleList(Module):
         return self._modules[str(_index(idx, len(self)))]
 
     def __setitem__(self, idx, module):
-        self.add_module(str(_index(idx, len(self))), module)
+        setattr(self, str(_index(idx, len(self))), module)
 
     def __delitem__(self, idx):
         items = list(self._modules.values())
@@ -101,6 +157,15 @@ class ModuleList(Module):
 
     def __iadd__(self, modules):
         return self.extend(modules)
+
+    def __add__(self, other):
+        return ModuleList([*self, *other])
+
+    def pop(self, key):
+        """Remove the module (or slice of them) at `key` and return it."""
+        v = self[key]
+        del self[key]
+        return v
 
     def append(self, module):
         """Add `module` at the end; returns self."""
@@ -183,6 +248,9 @@ class ModuleDict(Module):
 
     def update(self, modules):
         """Add (or replace) entries from a mapping or an iterable of (name, module) pairs."""
+        if not hasattr(modules, "__iter__"):
+            raise TypeError(f"ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                            f"{type(modules).__name__}")
         if hasattr(modules, "items"):
             for key, module in modules.items():
                 self[key] = module
@@ -233,6 +301,8 @@ class ParameterList(Module):
 
     def extend(self, values):
         """Add each of `values` at the end; returns self."""
+        if not hasattr(values, "__iter__") or isinstance(values, Tensor):  # (a tensor is never unpacked)
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got {type(values).__name__}")
         for v in values:
             self.append(v)
         return self
@@ -240,6 +310,9 @@ class ParameterList(Module):
     def extra_repr(self):
         return "\n".join(f"  ({i}): " + _describe(p, p.dtype if isinstance(p, Tensor) else None)
                           for i, p in enumerate(self))
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
 
 
 class ParameterDict(Module):
@@ -251,7 +324,9 @@ class ParameterDict(Module):
             self.update(parameters)
 
     def __getitem__(self, key):
-        return self._parameters[_key(key)]
+        if _key(key) not in self._parameters:  # (PyTorch reads an entry as an attribute)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{key}'")
+        return self._parameters[key]
 
     def __setitem__(self, key, value):
         self.register_parameter(_key(key), _as_parameter(value))
@@ -281,7 +356,9 @@ class ParameterDict(Module):
         return self._parameters.get(key, default)
 
     def pop(self, key):
-        return self._parameters.pop(_key(key))
+        v = self[key]
+        del self._parameters[key]
+        return v
 
     def popitem(self):
         return self._parameters.popitem()
@@ -317,14 +394,22 @@ class ParameterDict(Module):
     def update(self, parameters):
         """Add (key, value) pairs from a mapping or an iterable of pairs (a plain dict's in key order,
         as PyTorch adds them)."""
+        if not hasattr(parameters, "__iter__"):
+            raise TypeError(f"ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                            f"{type(parameters).__name__}")
         if isinstance(parameters, (OrderedDict, ParameterDict)):
             pairs = parameters.items()
         elif isinstance(parameters, Mapping):
             pairs = sorted(parameters.items())
         else:
             pairs = parameters
-        for key, value in pairs:
-            self[key] = value
+        for i, pair in enumerate(pairs):
+            if not isinstance(pairs, Mapping) and len(pair) != 2:
+                raise ValueError(f"ParameterDict update sequence element #{i} has length {len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")
 
     def extra_repr(self):
         return "\n".join(f"  ({k}): " + _describe(p, _typename(p)) for k, p in self.items())

@@ -59,7 +59,7 @@ class Adam(Optimizer):
 
     def _step_group(self, group):
         # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
-        lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
+        (beta1, beta2), lr, eps = map(float, group["betas"]), float(group["lr"]), float(group["eps"])  # (2 betas)
         wd, amsgrad = float(group["weight_decay"]), group["amsgrad"]
         # (groups of a state dict saved before these keys existed: the class's behaviour)
         flags = (group.get("decoupled_weight_decay", self.decoupled_weight_decay), group.get("maximize", False))
@@ -222,7 +222,7 @@ class Adam(Optimizer):
                 for a in counts:  # (PyTorch's step += 1, each parameter's)
                     a[()] = s[0] + 1
                 step = float(counts[0])  # (read back as eager reads it: in the count's own dtype)
-                lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
+                (beta1, beta2), lr, eps = map(float, group["betas"]), float(group["lr"]), float(group["eps"])  # (2 betas)
                 wd, decoupled = float(group["weight_decay"]), group.get("decoupled_weight_decay", self.decoupled_weight_decay)
                 run(grads, lr, beta1, beta2, wd, decoupled, *_bias_corrected(step, lr, beta1, beta2, eps))
                 for p in stepped:

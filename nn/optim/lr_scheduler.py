@@ -394,7 +394,8 @@ def _per_group(name, optimizer, value):
     n = len(optimizer.param_groups)
     if isinstance(value, (list, tuple)):
         if len(value) != n:
-            raise ValueError(f"expected {n} values for {name}, got {len(value)}")
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. {name} has {len(value)} values, "
+                             f"param_groups has {n}.")
         return list(value)
     return [value] * n
 
@@ -627,6 +628,9 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.lr_lambdas = _one_per_group(optimizer, lr_lambda)
+        for fn in self.lr_lambdas:  # (PyTorch checks here, where LambdaLR fails only at the first step)
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):

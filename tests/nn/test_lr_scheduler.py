@@ -186,7 +186,7 @@ def test_one_cycle_errors():
         OneCycleLR(_optimizer(), 1.0, total_steps=10, pct_start=1.5)
     with pytest.raises(ValueError, match="anneal_strategy must be one of"):
         OneCycleLR(_optimizer(), 1.0, total_steps=10, anneal_strategy="step")
-    with pytest.raises(ValueError, match="expected 2 values for max_lr"):
+    with pytest.raises(ValueError, match="max_lr must have the same length as optimizer.param_groups"):
         OneCycleLR(_optimizer(), [1.0], total_steps=10)
     with pytest.raises(ValueError, match="must support momentum or beta1"):
         OneCycleLR(nn.optim.Adagrad([nn.Parameter(minigrad.ones(1))]), 1.0, total_steps=10)
@@ -385,7 +385,7 @@ def test_cyclic_by_hand_and_errors():
         CyclicLR(_optimizer(), 0.1, 0.5, mode="sawtooth")
     with pytest.raises(ValueError, match="must support momentum or beta1"):
         CyclicLR(nn.optim.Adagrad([nn.Parameter(minigrad.ones(1))]), 0.1, 0.5)
-    with pytest.raises(ValueError, match="expected 2 values for max_lr"):
+    with pytest.raises(ValueError, match="max_lr must have the same length as optimizer.param_groups"):
         CyclicLR(_optimizer(), 0.1, [0.5])
 
 

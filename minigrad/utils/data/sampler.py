@@ -11,6 +11,7 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
 
 def draw_seed(generator=None):
     """A seed in [0, 2**63) drawn from `generator`, else from the default CPU generator."""
+    random.check_random_generator(generator)
     return int((generator or random.generator(np)).integers(0, 2**63))
 
 
