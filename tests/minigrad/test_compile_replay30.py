@@ -3,6 +3,8 @@ numpy step (`_numpy_step`: numpy's matmul calls made directly, where no backend 
 the CPU dropout backend's prepared step (its kernels' compiled functions looked up once). Each replay
 gives eager's bits after N steps: losses, parameters, gradients, an input's gradient, the RNG state;
 and each form is checked to be the one that ran, so that a test here cannot pass on the old path."""
+import re
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,23 @@ def test_dropout_prepared_step_falls_back_on_other_arrays():
         assert np.array_equal(y1, y2) and np.array_equal(keep1, keep2)
         (g1,) = backward(keep1, arg)
         assert np.array_equal(g1, cpu_dropout.backward(arg, keep2, 1 / 0.75))
+
+
+def test_gradient_sums_written_out():
+    """The engine's gradient sums (a value read twice: a residual, a recurrent cell's state) are Add's
+    array function, `x + y`, which the replay's code writes out (no call): eager's bits."""
+    class Residual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp, self.f, self.out = nn.Linear(8, 16), nn.Linear(16, 16), nn.Linear(16, 5)
+
+        def forward(self, x):
+            h = self.inp(x)
+            for _ in range(3):
+                h = h + F.tanh(self.f(h))
+            return self.out(h)
+
+    eager, compiled = _run(Residual, (6, 8), False, x_grad=True), _run(Residual, (6, 8), True, x_grad=True)
+    _same(eager, compiled)
+    (program,) = compiled[-1].cache.values()
+    assert "out = a0 + a1" in program.code and not re.search(r"Add_array\d+\(", program.code)
