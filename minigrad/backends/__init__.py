@@ -33,6 +33,8 @@ The registration protocol. An implementation is a module (or any object) that de
                                function of the arrays alone (a minigrad.compile replay without backward
                                calls it; attention and layer_norm on the CPU: a generated token's;
                                adamw: a replayed optimizer step, over its parameters' arrays)
+    prepared_step(...)         optional: (forward, backward) of a compiled training step's array step, its
+                               choices for one layout made once, or None (dropout on the CPU)
 
 and is registered with `register(op, module, device, kernels=("fast",), first=False)`:
 

@@ -346,7 +346,9 @@ def _array_forward(w, i, step):
             arrays.append(f"a{k}")
         else:  # a tensor from outside (a parameter): its array now
             arrays.append(f"{w.bind(f'c{i}_{j}', template[j])}.array")
-    call = f"out = {w.bind(f'{step.cls.__name__}_array{i}', fn)}({', '.join(arrays)})"
+    expression = getattr(fn, "expression", None)  # (a function that is one expression, `x + y`: written out)
+    call = (f"out = {expression.format(*arrays)}" if expression is not None
+            else f"out = {w.bind(f'{step.cls.__name__}_array{i}', fn)}({', '.join(arrays)})")
     (s,) = step.slots
     store = (f"t = {w.bind(f'shell{s}', w.shells[s])}; t.array = out; env[{s}] = t" if s in w.shells
              else f"env[{s}] = out")

@@ -79,6 +79,9 @@ def _add_arrays(x, y):
     return x + y
 
 
+_add_arrays.expression = "{0} + {1}"  # (a compiled replay writes the sum in its code: the engine's gradient sums)
+
+
 def _sum_step(needs, a, b, alpha, subtract):
     """Add's and Sub's array_step (alpha 1, one dtype): x +- y; the gradient summed back to each shape."""
     if alpha != 1 or a.array.dtype != b.array.dtype:

@@ -25,6 +25,10 @@ class Dropout(Function):
     @staticmethod
     def array_step(needs, x, p):
         impl, scale = backends.find("dropout", x.array, p), 1.0 / (1.0 - p)
+        prepared = getattr(impl, "prepared_step", None)  # (the backend's kernels looked up once)
+        steps = None if prepared is None else prepared(x.array, p)
+        if steps is not None:
+            return steps
         return (lambda xd: _forward(impl, xd, p, scale)), (lambda keep, g: (_backward(impl, g, keep, scale),))
 
 

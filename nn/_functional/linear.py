@@ -1,6 +1,7 @@
 """linear (one AddmmBackward0 / MmBackward0 node) and embedding (one EmbeddingBackward0 node).
 The references (primitive ops, autograd): nn/_functional/reference.py's linear and embedding."""
 import functools
+import math
 
 import numpy as np
 
@@ -41,6 +42,8 @@ class Linear(Function):
     @staticmethod
     def array_step(needs, x, w, b):
         impl = _forward(x.array, w.array, None if b is None else b.array)[1]  # (the backend, for these shapes)
+        if impl is None and _plain_step(x.array, w.array, b):
+            return _numpy_step(needs, x.array.shape, w.shape[0], b is not None)
         edges = 2 if b is None else 3
 
         def forward(x, w, b=None):
@@ -112,6 +115,55 @@ def _backward(g, x, w, needs, impl):  # gx = g W, gW = g^T x (summed over all le
     if len(needs) > 2 and needs[2]:
         gb = g2[0].copy() if g2.shape[0] == 1 else add_reduce(g2, (0,), False)  # (a sum of one row is that row)
     return gx, gw, gb
+
+
+def _plain_step(x, w, b):
+    """Whether a replay's linear of these arrays may be `_numpy_step`'s: numpy arrays of one float dtype
+    (not half: its bias is added apart), and no inner size of 1 in the three products (matmul_arrays' outer
+    products; one row's bias gradient is that row)."""
+    rows = math.prod(x.shape[:-1])
+    return (type(x) is np.ndarray and type(w) is np.ndarray and (b is None or type(b.array) is np.ndarray)
+            and x.dtype == w.dtype and (b is None or b.array.dtype == x.dtype) and x.dtype in (np.float32, np.float64)
+            and x.ndim >= 2 and x.shape[-1] > 1 and w.shape[0] > 1 and rows > 1)
+
+
+def _numpy_step(needs, x_shape, n, bias):
+    """Linear's array_step where no backend takes the products (`_plain_step`): numpy's matmul calls
+    `_forward` and `_backward` make for these shapes, each into a result of its own (the same gemm, the
+    same bits), the bias's sum numpy's reduce, with none of the Python around them (a replayed small
+    model's linear layers)."""
+    flat = len(x_shape) == 2
+    out_shape = x_shape[:-1] + (n,)
+    sum_bias = bias and len(needs) > 2 and needs[2]
+    small = math.prod(x_shape[:-1]) < 256  # (add_reduce's plain numpy reduce there: called as it calls it)
+
+    def forward(x, w, b=None):
+        if flat:
+            out = np.matmul(x, w.T)
+        else:
+            out = np.empty(out_shape, dtype=x.dtype)
+            np.matmul(x.reshape(-1, x.shape[-1]), w.T, out=out.reshape(-1, n))
+        if b is not None:
+            out += b
+        return out, (x if needs[1] else None, w if needs[0] else None)
+
+    def backward(saved, g):
+        x, w = saved
+        g2 = g if flat else g.reshape(-1, n)
+        gx = gw = gb = None
+        if needs[0]:  # (in its final shape, owned: a leaf adopts it as eager's)
+            if flat:
+                gx = np.matmul(g2, w)
+            else:
+                gx = np.empty(x_shape, dtype=g.dtype)
+                np.matmul(g2, w, out=gx.reshape(-1, x_shape[-1]))
+        if needs[1]:
+            gw = np.matmul(g2.T, x if flat else x.reshape(-1, x_shape[-1]))
+        if sum_bias:
+            gb = np.add.reduce(g2, (0,), None, None, False) if small else add_reduce(g2, (0,), False)
+        return (gx, gw, gb) if bias else (gx, gw)
+
+    return forward, backward
 
 
 def _forward_with(impl, x, w, b=None):

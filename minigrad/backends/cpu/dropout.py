@@ -28,6 +28,42 @@ def backward(g, keep, scale):
     return team.elementwise(_backward, _backward_team, np.empty(g.shape, dtype=g.dtype), g, keep, g.dtype.type(scale))
 
 
+def prepared_step(x, p):
+    """(forward, backward) on arrays of x's shape and dtype (a compiled training step's dropout, whose
+    arrays keep their layout from call to call), or None where the work goes to the team: forward(x) ->
+    (y, keep) and backward(keep, g) -> (gx,), `forward` and `backward` above with the kernels' compiled
+    functions looked up once. The same draws and kernels: the same bits. An x or g that is not a
+    writable numpy array of that dtype (numba's types: a read-only array is another) runs the usual way."""
+    if type(x) is not np.ndarray or x.size >= team.TEAM_MIN_ELEMENTS and _forward_team.on_team() or x.size == 0:
+        return None
+    shape, dtype, n = x.shape, x.dtype, x.size
+    scale = dtype.type(1.0 / (1.0 - p))
+    y, keep, bits = np.empty(n, dtype=dtype), np.empty(n, dtype=bool), np.empty(n, dtype=np.uint16)  # (the types:
+    fwd, bwd = _forward.entry(y, keep, y, bits, 0, scale), _backward.entry(y, y, keep, scale)  # no draw here)
+
+    def step_forward(x):
+        if type(x) is not np.ndarray or x.dtype is not dtype or x.shape != shape:
+            return forward(x, p)
+        flat = x.ravel()  # (a view, or a copy in C order)
+        flags = flat.flags
+        if not (flags.writeable and flags.aligned):
+            return forward(x, p)
+        bits, threshold = mask_bits(shape, p)
+        y, keep = np.empty(shape, dtype=dtype), np.empty(shape, dtype=bool)
+        fwd(y.reshape(-1), keep.reshape(-1), flat, bits, threshold, scale)
+        return y, keep
+
+    def step_backward(keep, g):
+        flat = None if type(g) is not np.ndarray or g.dtype is not dtype or g.shape != shape else g.ravel()
+        if flat is None or not (flat.flags.writeable and flat.flags.aligned):
+            return (backward(g, keep, 1.0 / (1.0 - p)),)
+        out = np.empty(shape, dtype=dtype)
+        bwd(out.reshape(-1), flat, keep.reshape(-1), scale)
+        return (out,)
+
+    return step_forward, step_backward
+
+
 @team.kernel
 def _forward(out, keep, x, bits, threshold, scale):  # keep = bits >= threshold;  out = (x scale) keep
     one = scale - scale + 1

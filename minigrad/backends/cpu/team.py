@@ -636,6 +636,13 @@ class kernel:
         """Call the plain-loop form on this thread (work too small to share out)."""
         return self._plain()(*args)
 
+    def entry(self, *args):
+        """The plain form's compiled function for arguments of the types of `args` (compiled now where new),
+        to be called with arguments of exactly those types (numba checks none: a replay's prepared step,
+        whose arrays it makes itself or checks), without the dispatcher's look-up by type at each call."""
+        dispatcher = self._plain()
+        return dispatcher.compile(tuple(dispatcher.typeof_pyval(a) for a in args))
+
     def on_team(self):
         """Whether a call runs on the thread team (and shares the work out itself)."""
         return self.parallel and has_team()
