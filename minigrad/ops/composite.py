@@ -45,7 +45,7 @@ def positive(input):
         dtype = input.array.dtype
     except (AttributeError, NotImplementedError):
         return not_dense("positive", input)
-    if dtype == np.bool_:
+    if dtype.kind == "b":
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
 

@@ -1370,7 +1370,7 @@ def neg(input):
         dtype = input.array.dtype
     except (AttributeError, NotImplementedError):  # (a sparse tensor's .array refuses)
         return not_dense("neg", input)
-    if dtype == np.bool_:
+    if dtype.kind == "b":  # (not dtype == np.bool_: numpy makes a dtype of the type to compare)
         raise RuntimeError(BOOL_NEGATION)
     return Neg.apply(input)
 
@@ -1393,7 +1393,7 @@ def abs(input):
         dtype = input.array.dtype
     except (AttributeError, NotImplementedError):
         return not_dense("abs", input)
-    if dtype == np.bool_:
+    if dtype.kind == "b":
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     if dtype.kind == "c":
         from .complex import abs as complex_abs

@@ -98,7 +98,7 @@ def _rounding(opname, node, array_fn):
             dtype = input.array.dtype
         except (AttributeError, NotImplementedError):
             return not_dense(opname, input)
-        if dtype == np.bool_:
+        if dtype.kind == "b":
             raise NotImplementedError(f"\"{opname}_vml_cpu\" not implemented for 'Bool'")
         if dtype.kind in "iuc":  # integers are already whole: a copy, as in PyTorch
             refuse(opname, input)
