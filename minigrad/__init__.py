@@ -53,28 +53,6 @@ from .typeinfo import (  # noqa: F401
 globals().pop("linalg")
 _bind_methods(Tensor)
 
-# the functions PyTorch runs on a sparse COO tensor too, elementwise on its values (minigrad/sparse.py's
-# _ELEMENTWISE table: its method of the same name; sparse.py loads with the first sparse tensor)
-_SPARSE_ELEMENTWISE = (
-    "neg", "negative", "positive", "conj_physical", "abs", "absolute", "sqrt", "sin", "tan", "tanh", "asin", "arcsin",
-    "atan", "arctan", "sinh", "asinh", "arcsinh", "atanh", "arctanh", "expm1", "log1p", "sign", "sgn", "ceil", "floor",
-    "round", "trunc", "fix", "frac", "relu", "square", "deg2rad", "rad2deg", "erf", "erfinv", "nan_to_num", "isnan",
-    "isinf", "isposinf", "isneginf", "signbit")
-
-
-def _sparse_form(fn, name):
-    def op(input, *args, **kwargs):
-        if input.__class__ is not Tensor and getattr(input, "is_sparse", False):
-            return getattr(input, name)(*args, **kwargs)
-        return fn(input, *args, **kwargs)
-
-    op.__name__, op.__qualname__, op.__doc__, op.__wrapped__ = fn.__name__, fn.__qualname__, fn.__doc__, fn
-    return op
-
-
-for _name in _SPARSE_ELEMENTWISE:
-    globals()[_name] = _sparse_form(globals()[_name], _name)
-
 
 def _stft_method(name):
     def method(self, *args, **kwargs):  # (minigrad.fft loads at the first call: a script without it never needs it)

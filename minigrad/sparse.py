@@ -481,7 +481,8 @@ _KERNELS = {"isfinite": "ne.Scalar", "logical_not": "logical_not.out", "logical_
 # PyTorch's elementwise ops on a sparse COO tensor, each a map of its values that keeps zero at zero: name -> the
 # op on the values (an alias's target: arcsin is asin), and whether the values are coalesced first (a map that is
 # not linear must see each element's sum, as |a + b| is not |a| + |b|); the in-place form of such an op wants a
-# coalesced tensor.
+# coalesced tensor. The top-level functions (minigrad.tanh(s)) reach these methods from their own first look at
+# their input: ops/_util.py's not_dense.
 _ELEMENTWISE = {
     **{name: (name, False) for name in ("neg", "positive", "conj_physical")},
     **{name: (name, True) for name in (

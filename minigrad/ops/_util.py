@@ -66,6 +66,16 @@ def _dense(a):
     return True
 
 
+def not_dense(name, input, *args, **kwargs):
+    """An elementwise function's `input` that is no dense tensor (its `.array` could not be read): a sparse COO
+    tensor runs its method `name`, the op on its values for the ops of minigrad/sparse.py's _ELEMENTWISE table
+    and PyTorch's refusal for the others; anything else is refused as PyTorch's parser refuses a non-tensor.
+    (Reached from the function's own first look at its input, so a dense call pays nothing for it.)"""
+    if getattr(input, "is_sparse", False) is True:
+        return getattr(input, name)(*args, **kwargs)
+    raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
+
+
 def output_shape_error(shape, broadcast):
     """PyTorch's error for an in-place op whose result would broadcast self's `shape` to `broadcast`."""
     return RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}")

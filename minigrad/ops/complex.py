@@ -14,6 +14,7 @@ from ..device import array_module
 from ..dtypes import cpp_name, from_numpy_dtype, promote_types
 from ..tensor import Tensor
 from .shape import _share_version
+from ._util import not_dense
 
 _REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
 _COMPLEX_OF = {v: k for k, v in _REAL_OF.items()}
@@ -251,7 +252,11 @@ def conj(input):
 
 def conj_physical(input):
     """conj, recorded as PyTorch's ConjPhysicalBackward0; a real tensor comes back as it is."""
-    if input.array.dtype.kind != "c":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("conj_physical", input)
+    if kind != "c":
         return input
     return ConjPhysical.apply(input)
 

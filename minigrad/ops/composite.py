@@ -23,7 +23,7 @@ from ..autograd import recording
 from .array_op import array_op
 from .inplace import IndexPutWhole
 from ._util import _check_broadcast, binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside, type_name
-from ._util import may_overlap, sum_to, sum_to_array
+from ._util import may_overlap, not_dense, sum_to, sum_to_array
 from ._util import scaled as _scaled
 from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
 
@@ -33,11 +33,19 @@ greater, greater_equal, less, less_equal, not_equal = elementwise.gt, elementwis
 swapaxes = swapdims = shape_ops.transpose
 def sgn(input):
     """sign, and z/|z| for a complex z (0 at 0)."""
-    return complex_ops.sgn(input) if input.array.dtype.kind == "c" else elementwise.sign(input, elementwise.SgnReal)
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("sgn", input)
+    return complex_ops.sgn(input) if kind == "c" else elementwise.sign(input, elementwise.SgnReal)
 
 
 def positive(input):
-    if input.array.dtype == np.bool_:
+    try:
+        dtype = input.array.dtype
+    except (AttributeError, NotImplementedError):
+        return not_dense("positive", input)
+    if dtype.kind == "b":
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
@@ -478,17 +486,25 @@ def sinc(input):
 
 
 def deg2rad(input):
-    if input.array.dtype.kind == "c":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("deg2rad", input)
+    if kind == "c":
         complex_ops.refuse("deg2rad", input)
-    if input.array.dtype.kind == "f":
+    if kind == "f":
         return fused.Deg2Rad.apply(input)
     return input * (math.pi / 180.0)
 
 
 def rad2deg(input):
-    if input.array.dtype.kind == "c":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("rad2deg", input)
+    if kind == "c":
         complex_ops.refuse("rad2deg", input)
-    if input.array.dtype.kind == "f":
+    if kind == "f":
         return fused.Rad2Deg.apply(input)
     return input * (180.0 / math.pi)
 
@@ -532,7 +548,11 @@ def float_power_of(float_power_):
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """nan, +inf and -inf replaced by finite numbers (the dtype's largest by default)."""
-    if input.array.dtype.kind != "f":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("nan_to_num", input, nan, posinf, neginf)
+    if kind != "f":
         return shape_ops.clone(input)
     return fused.NanToNum.apply(input, nan, posinf, neginf)
 
@@ -570,19 +590,31 @@ class Heaviside(Function):
 
 
 def signbit(input):
-    if input.array.dtype.kind == "c":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("signbit", input)
+    if kind == "c":
         complex_ops.refuse("signbit", input)
     return array_op("signbit", input)
 
 
 def isposinf(input):
-    if input.array.dtype.kind == "c":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("isposinf", input)
+    if kind == "c":
         complex_ops.refuse("isposinf", input)
     return array_op("isposinf", input)
 
 
 def isneginf(input):
-    if input.array.dtype.kind == "c":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("isneginf", input)
+    if kind == "c":
         complex_ops.refuse("isneginf", input)
     return array_op("isneginf", input)
 

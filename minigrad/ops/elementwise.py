@@ -21,7 +21,7 @@ from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
     fp_quiet, fp_restore,
     _check_broadcast, as_tensor_like, checked_scalar, binary_operands, broadcast_shapes, cast, float_only, float_operands, sum_to, sum_to_array, type_name,
-    too_many_positional, in_float32, output_shape_error, operand_type_error,
+    too_many_positional, in_float32, not_dense, output_shape_error, operand_type_error,
 )
 
 
@@ -1337,7 +1337,7 @@ class Clamp(Function):
 def _unary(cls, opname):
     def op(input):
         if not isinstance(input, Tensor):
-            raise TypeError(f"{opname}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
+            return not_dense(opname, input)
         if input.array.dtype.kind != "f":
             from ..dtypes import default_float
             from .complex import unary
@@ -1369,14 +1369,22 @@ BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported.
 
 def neg(input):
     """-input."""
-    if input.array.dtype == np.bool_:
+    try:
+        dtype = input.array.dtype
+    except (AttributeError, NotImplementedError):  # (a sparse tensor's .array refuses)
+        return not_dense("neg", input)
+    if dtype.kind == "b":  # (not dtype == np.bool_: numpy makes a dtype of the type to compare)
         raise RuntimeError(BOOL_NEGATION)
     return Neg.apply(input)
 
 
 def relu(input):
     """max(input, 0)."""
-    if input.array.dtype.kind in "bc":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("relu", input)
+    if kind in "bc":
         _refuse("relu", input)
         raise RuntimeError("Boolean inputs not supported for relu")
     return Relu.apply(input)
@@ -1384,9 +1392,13 @@ def relu(input):
 
 def abs(input):
     """|input|."""
-    if input.array.dtype == np.bool_:
+    try:
+        dtype = input.array.dtype
+    except (AttributeError, NotImplementedError):
+        return not_dense("abs", input)
+    if dtype.kind == "b":
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-    if input.array.dtype.kind == "c":
+    if dtype.kind == "c":
         from .complex import abs as complex_abs
 
         return complex_abs(input)
@@ -1590,7 +1602,11 @@ class SgnReal(Sign):  # torch.sgn of a real tensor: sign, under PyTorch's name f
 
 def sign(input, node=Sign):
     """-1, 0 or 1 elementwise, 0 at NaN (a zero gradient, as PyTorch's SignBackward0)."""
-    if input.array.dtype.kind in "bc":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("sign", input)
+    if kind in "bc":
         _refuse("sign", input)
         return array_op("copy", input)
     return node.apply(input)
@@ -1598,6 +1614,8 @@ def sign(input, node=Sign):
 
 def square(input):
     """input ** 2 (a PowBackward0 node, as in PyTorch)."""
+    if not isinstance(input, Tensor):  # (pow would take a number, with pow's words for the rest)
+        return not_dense("square", input)
     return pow(input, 2)
 
 
@@ -1798,10 +1816,14 @@ def logical_not(input):
 
 
 def isnan(input):
+    if not isinstance(input, Tensor):
+        return not_dense("isnan", input)
     return array_op("isnan", input)
 
 
 def isinf(input):
+    if not isinstance(input, Tensor):
+        return not_dense("isinf", input)
     return array_op("isinf", input)
 
 

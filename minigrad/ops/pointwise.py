@@ -12,7 +12,7 @@ from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from .array_op import array_op
 from .complex import check_same_dtype, refuse
-from ._util import binary_operands, cast, float_operands, in_float32, return_type, sum_to, type_name
+from ._util import binary_operands, cast, float_operands, in_float32, not_dense, return_type, sum_to, type_name
 from ._util import quiet as _quiet
 from .elementwise import _BOOL_SUB, _binary, _unary, complex_fill, exp, sqrt, where, zeros_like_grad
 
@@ -94,9 +94,13 @@ def _rounding(opname, node, array_fn):
     cls = _unary_class(opname.capitalize(), node, array_fn, lambda g, a: zeros_like_grad(g), saves=None)
 
     def op(input):
-        if input.array.dtype == np.bool_:
+        try:
+            dtype = input.array.dtype
+        except (AttributeError, NotImplementedError):
+            return not_dense(opname, input)
+        if dtype.kind == "b":
             raise NotImplementedError(f"\"{opname}_vml_cpu\" not implemented for 'Bool'")
-        if input.array.dtype.kind in "iuc":  # integers are already whole: a copy, as in PyTorch
+        if dtype.kind in "iuc":  # integers are already whole: a copy, as in PyTorch
             refuse(opname, input)
             return array_op("copy", input)
         return cls.apply(input)
@@ -131,7 +135,11 @@ def round(input, decimals=None):
     overload: its node RoundBackward1, and an integer tensor refused, not copied."""
     if decimals is None:
         return _round0(input)
-    if input.array.dtype.kind in "iubc":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("round", input, decimals=decimals)
+    if kind in "iubc":
         refuse("round" if decimals == 0 else "round_decimals", input)
         kernel = "round_vml_cpu" if decimals == 0 else "round_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy[:-6]}'")
@@ -152,7 +160,11 @@ class Frac(Function):
 
 def frac(input):
     """input - trunc(input) (floating tensors only)."""
-    if input.array.dtype.kind != "f":
+    try:
+        kind = input.array.dtype.kind
+    except (AttributeError, NotImplementedError):
+        return not_dense("frac", input)
+    if kind != "f":
         refuse("frac", input)
         raise NotImplementedError(f"\"frac_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
     return Frac.apply(input)
