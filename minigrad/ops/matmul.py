@@ -22,7 +22,7 @@ def matmul_arrays(a, b, out=None):
             and a.dtype == b.dtype:
         impl = backends.find("outer", a, b, out)
         return np.multiply(a, b, out=out) if impl is None else impl.forward(a, b, out)
-    return array_module(a).matmul(a, b, out=out)
+    return (np if type(a) is np.ndarray else array_module(a)).matmul(a, b, out=out)
 
 
 def product(a, b):

@@ -37,7 +37,8 @@ class Linear(Function):
         x, w = ctx.saved_tensors
         gx, gw, gb = _backward(g.array, None if x is None else x.array, None if w is None else w.array,
                                ctx.needs_input_grad, ctx.impl)
-        return wrap(gx), wrap(gw), wrap(gb)
+        w_ = Tensor._wrap  # (wrap's test inline: three calls fewer a backward)
+        return None if gx is None else w_(gx), None if gw is None else w_(gw), None if gb is None else w_(gb)
 
     @staticmethod
     def array_step(needs, x, w, b):
@@ -72,18 +73,23 @@ class Linear(Function):
 def _forward(x, w, b, impl=None, find=True):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
     """x (..., in), w (out, in), b (out,) or None -> (y (..., out), the backend that ran or None);
     find=False: run `impl` (None: numpy's matmul), found before for arrays of these shapes."""
-    xp = xp_of(w)
-    out = xp.empty(x.shape[:-1] + (w.shape[0],), dtype=x.dtype)
+    numpy = type(w) is np.ndarray
+    out = (np if numpy else xp_of(w)).empty(x.shape[:-1] + (w.shape[0],), dtype=x.dtype)
     out2, x2 = (out, x) if x.ndim == 2 else (out.reshape(-1, w.shape[0]), x.reshape(-1, x.shape[-1]))  # (_2d's)
     if find:
         impl = backends.find("linear", out2, x2, w)
     if impl is not None:
         impl.forward(out2, x2, w, b)  # (b added there)
         return out, impl
-    if b is not None and x.dtype == np.float16:
+    if b is not None and x.dtype.char == "e":  # (float16; a dtype's == with a type converts the type first)
         out2[...] = _half_addmm(x2, w, b)
         return out, impl
-    matmul_arrays(x2, w.T, out=out2)  # W.T is a view: BLAS reads it transposed, no copy
+    # W.T is a view: BLAS reads it transposed, no copy (numpy's matmul straight, where matmul_arrays would
+    # only pass it on: an inner size over 1, not an outer product)
+    if numpy and type(x2) is np.ndarray and x2.shape[1] != 1:
+        np.matmul(x2, w.T, out=out2)
+    else:
+        matmul_arrays(x2, w.T, out=out2)
     if b is not None:
         out += b
     return out, impl
@@ -97,21 +103,24 @@ def _half_addmm(x2, w, b):
 
 def _backward(g, x, w, needs, impl):  # gx = g W, gW = g^T x (summed over all leading dims: one GEMM), gb = sum g
     """Linear's backward on arrays: (gx, gW, gb), each None where not needed; `impl` forward's backend."""
-    g2 = _2d(g)
-    xp = xp_of(g2)
+    g2 = g if g.ndim == 2 else _2d(g)
+    numpy = type(g2) is np.ndarray
+    xp = np if numpy else xp_of(g2)
     gx = gw = gb = None
     if needs[0]:  # allocated in its final shape: owned, so the engine adopts it without a copy
         gx = xp.empty(g.shape[:-1] + (w.shape[1],), dtype=g.dtype)
     if needs[1]:  # (out, in)
         gw = xp.empty((g.shape[-1], x.shape[-1]), dtype=g.dtype)
-    x2 = _2d(x) if needs[1] else None
+    x2 = (x if x.ndim == 2 else _2d(x)) if needs[1] else None
     if impl is not None:
         impl.backward(g2, x2, w if needs[0] else None, None if gx is None else _2d(gx), gw)
     else:
+        # numpy's matmul straight where matmul_arrays would only pass it on (its outer products: an inner size of 1)
+        mm = np.matmul if numpy else matmul_arrays
         if needs[0]:
-            matmul_arrays(g2, w, out=_2d(gx))
+            (mm if g2.shape[1] != 1 else matmul_arrays)(g2, w, out=gx if gx.ndim == 2 else _2d(gx))
         if needs[1]:
-            matmul_arrays(g2.T, x2, out=gw)  # (one row: an outer product)
+            (mm if g2.shape[0] != 1 else matmul_arrays)(g2.T, x2, out=gw)  # (one row: an outer product)
     if len(needs) > 2 and needs[2]:
         gb = g2[0].copy() if g2.shape[0] == 1 else add_reduce(g2, (0,), False)  # (a sum of one row is that row)
     return gx, gw, gb
@@ -216,8 +225,9 @@ def check_tensor_arg(x, fn, name, position):
 
 
 def linear(input, weight, bias=None):
-    check_tensor_arg(input, "linear", "input", 1)
-    check_tensor_arg(weight, "linear", "weight", 2)
+    if type(input) is not Tensor or type(weight) is not Tensor:  # (two Tensors, the usual, pay for no call)
+        check_tensor_arg(input, "linear", "input", 1)
+        check_tensor_arg(weight, "linear", "weight", 2)
     x, w = input.array, weight.array
     if x.shape[-1:] != w.shape[1:] or w.ndim != 2 or x.dtype != w.dtype or x.dtype.kind == "c" or (
             bias is not None and (bias.array.dtype != w.dtype or bias.array.ndim != 1 or len(bias.array) != len(w))):
