@@ -6,6 +6,7 @@ recorded, its result is copied into this tensor's memory (so views see it), and 
 saved tensors find out that they were overwritten.
 """
 import functools
+import warnings
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor, _RetainGrad
 from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may_overlap, output_shape_error, overlaps,
-                    same_elements, too_many_positional, type_name)
+                    repeats_elements, same_elements, writable_alias, too_many_positional, type_name)
 from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
 from .conversion import warn_complex_to_real
 from .shape import Clone
@@ -92,7 +93,21 @@ OVERLAP_MESSAGE = (
 def check_overlap(self):
     """PyTorch's refusal to write into a tensor some of whose elements share memory (an expanded one)."""
     if not self.array.flags.writeable:
+        write_target(self)
+
+
+def write_target(self, fill=False):
+    """The array to write into for read-only self: numpy's broadcast view (an expanded tensor) or a view of one.
+    PyTorch refuses a write where elements of self are one memory location, but for a fill (fill_, zero_:
+    each gets the one value); a view of distinct elements (`expanded[0]`) takes writes from now on, as its."""
+    a = self.array
+    shared = repeats_elements(a)
+    alias = writable_alias(a) if fill or not shared else None
+    if alias is None:
         raise RuntimeError(OVERLAP_MESSAGE)
+    if not shared:
+        self.array = alias
+    return alias
 
 
 def refuse_shared(self, dst, reads, full=True, differentiable=True):
@@ -130,9 +145,19 @@ def check_cast(self, result):
                            f"output type {self.dtype._legacy[:-6]}")
 
 
-def apply_inplace(self, raw, recorded, *others, differentiable=True):
+def warn_expanded(a, op):
+    """PyTorch's deprecation warning for `op` (index_put_, masked_fill_, index_fill_), which it lets write into
+    an expanded tensor, where elements of read-only array `a` repeat."""
+    if repeats_elements(a):
+        example = "tensor[indices] = tensor" if op == "index_put_" else "tensor[mask] = scalar"
+        warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing "
+                      f"this operation. This also applies to advanced indexing e.g. {example}", stacklevel=3)
+
+
+def apply_inplace(self, raw, recorded, *others, differentiable=True, fill=False):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it. An op without a
-    derivative (logical_not_) is neither checked nor recorded by autograd: its write is always the raw one."""
+    derivative (logical_not_) is neither checked nor recorded by autograd: its write is always the raw one.
+    fill: a write PyTorch makes into an expanded tensor too (fill_, or a put its caller checked)."""
     if _function.dual_apply is not None:  # a forward-AD level is entered: self may take a tangent
         return forward_ad.apply_inplace(self, raw, recorded, others, apply_inplace)
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
@@ -147,7 +172,9 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
                 if isinstance(o, Tensor) and o._requires_grad:
                     record = True
                     break
-    check_overlap(self)
+    a = self.array
+    if not a.flags.writeable:
+        a = write_target(self, fill and not record)
     if record and not inference_outside:
         if self._base is not None:
             place = _place_in_base(self.array, self._base.array)
@@ -166,7 +193,7 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
         return write_result(self, recorded())
     else:
         try:
-            raw(self.array)
+            raw(a)
         except TypeError as e:  # numpy refuses e.g. writing floats into an int tensor
             if not str(e).startswith("Cannot cast"):  # (only its casting refusal: any other TypeError is the caller's)
                 raise
@@ -799,7 +826,24 @@ def setitem(self, index, value):
         except IndexError as e:
             raise _index_error(e, a.shape, idx) from None
 
-    apply_inplace(self, raw, recorded, value)  # (returns None, as PyTorch's)
+    # (a read-only array is an expanded tensor's, or a view of one: PyTorch's checks decide whether it is written)
+    put = not a.flags.writeable and _put_into_expanded(a, idx, advanced, index, value)
+    apply_inplace(self, raw, recorded, value, fill=put)  # (returns None, as PyTorch's)
+
+
+def _put_into_expanded(a, idx, advanced, index, value):
+    """Whether `t[index] = value` writes into `a`, an expanded tensor's read-only array (or a view of one's):
+    PyTorch copies into the view a basic index takes, refused where its elements repeat, and makes an
+    advanced index's put, with a warning where elements of t repeat."""
+    if advanced:
+        warn_expanded(a, "index_put_")
+        if masked_fill_mask(index, value) is not None:  # (its index_put_ then calls masked_fill_, which warns too)
+            warn_expanded(a, "masked_fill_")
+        return True
+    try:
+        return not repeats_elements(a[idx])
+    except IndexError:  # (raw's error, below)
+        return True
 
 
 def _refuse_shared_copy(self, view, v):
@@ -936,7 +980,7 @@ def fill_(self, value, _node="FillBackward2"):
         return apply_inplace(self, lambda a: a.fill(v), lambda: keep_absent_edges(
             FillTensor.apply(self, value, v), (self, value if value.array.dtype.kind in "fc" else None), (1,)), value)
     return apply_inplace(self, lambda a: a.fill(v), lambda: _overwrite_node(_node).apply(
-        self, array_module(self.array).full(self.array.shape, v, dtype=self.array.dtype)))
+        self, array_module(self.array).full(self.array.shape, v, dtype=self.array.dtype)), fill=True)
 
 
 def check_broadcasts_into(self, *others):
@@ -1020,7 +1064,9 @@ def masked_fill_(self, mask, value):
         xp = array_module(a)
         xp.copyto(a, xp.asarray(_data(value), dtype=a.dtype), where=xp.broadcast_to(mask.array, a.shape))
 
-    return apply_inplace(self, raw, lambda: masked_fill(self, mask, value), value)
+    if not self.array.flags.writeable:
+        warn_expanded(self.array, "masked_fill_")
+    return apply_inplace(self, raw, lambda: masked_fill(self, mask, value), value, fill=True)
 
 
 def clamp_(self, min=None, max=None):
