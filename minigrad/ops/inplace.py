@@ -22,7 +22,7 @@ from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may
 from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
 from .conversion import warn_complex_to_real
 from .shape import Clone
-from .indexing import (Index, IndexPut, masked_fill_mask, refuse_byte_mask_fill, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
+from .indexing import (Index, IndexPut, masked_fill_mask, spelled_out, refuse_byte_mask_fill, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
                        _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
 
 
@@ -770,6 +770,8 @@ def setitem(self, index, value):
         # PyTorch's checks, in its order, where it matters: a view of a leaf refused, a step below 1 (numpy takes
         # it), or an index numpy refuses (raw below); otherwise numpy's own checks are the same, and cheaper
         steps = None
+        if type(index) is tuple and index.count(Ellipsis) > 1:  # (PyTorch's several Ellipsis, as numpy takes them)
+            idx = spelled_out(_plain_ints(idx), a.shape)
         if state.grad_enabled and self._requires_grad or any(type(i) is slice and i.step is not None and i.step < 1
                                                              for i in idx):
             steps = _basic_steps(_plain_ints(idx), a.shape)

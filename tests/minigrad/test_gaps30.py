@@ -83,3 +83,28 @@ def test_a_read_only_array_stays_refused():  # (a cached mask's: no writable mem
     with pytest.raises(RuntimeError, match="more than one element"):
         mask.fill_(False)
     assert mask.tolist() == m.tolist()
+
+
+# ---- several Ellipsis in one index ----------------------------------------------------------------------
+SEVERAL = [(..., ...), (..., ..., 0), (0, ..., ...), (..., 0, ...), (..., ..., 0, 0), (..., None, ...),
+           (..., ..., slice(0, 1)), (..., ..., ...), (None, ..., ...), (..., ..., None), (..., slice(1, 2), ...),
+           (..., ..., slice(None), slice(None), slice(None))]
+
+
+@pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.parametrize("index", SEVERAL, ids=str)
+def test_several_ellipses_read(index, grad):
+    def read(L):
+        y = L.arange(6.0).reshape(2, 3).requires_grad_(grad)[index]
+        return tuple(y.shape), y.flatten().tolist(), y.grad_fn.name() if grad else None
+    _same(read)
+
+
+@pytest.mark.parametrize("index", [(..., ...), (..., 0, ...), (..., ..., slice(0, 1)), (0, ..., ...), (..., ..., 1)],
+                         ids=str)
+def test_several_ellipses_write(index):
+    def write(L):
+        y = L.zeros(2, 3, requires_grad=True) * 1
+        y[index] = 2.0
+        return y.tolist(), y.grad_fn.name().split("::")[-1]
+    _same(write)

@@ -492,8 +492,6 @@ CASES.update({
 
 # differences kept for now, each with why
 KEPT = {
-    "getitem_two_ellipses": "PyTorch takes a second Ellipsis as covering no dims; minigrad gives numpy's IndexError "
-                            "(one line, PyTorch's words for a single ellipsis)",
     "interpolate_size_float": "the upsample kernels' parser text (each mode's overloads) for a float size is not yet "
                               "produced",
     "random_split_float_lengths": "randperm's overload text for a float n given with a generator is not yet produced",
