@@ -157,7 +157,7 @@ def warn_expanded(a, op):
 def apply_inplace(self, raw, recorded, *others, differentiable=True, fill=False):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it. An op without a
     derivative (logical_not_) is neither checked nor recorded by autograd: its write is always the raw one.
-    fill: a write PyTorch makes into an expanded tensor too (fill_, or a put its caller checked)."""
+    fill: a write PyTorch makes into an expanded tensor too (fill_), or setitem's put, checked where it is."""
     if _function.dual_apply is not None:  # a forward-AD level is entered: self may take a tangent
         return forward_ad.apply_inplace(self, raw, recorded, others, apply_inplace)
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
@@ -174,7 +174,7 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True, fill=False)
                     break
     a = self.array
     if not a.flags.writeable:
-        a = write_target(self, fill and not record)
+        a = write_target(self, not record and (fill is True or fill is not False and _put_into_expanded(*fill)))
     if record and not inference_outside:
         if self._base is not None:
             place = _place_in_base(self.array, self._base.array)
@@ -770,8 +770,6 @@ def setitem(self, index, value):
         # PyTorch's checks, in its order, where it matters: a view of a leaf refused, a step below 1 (numpy takes
         # it), or an index numpy refuses (raw below); otherwise numpy's own checks are the same, and cheaper
         steps = None
-        if type(index) is tuple and index.count(Ellipsis) > 1:  # (PyTorch's several Ellipsis, as numpy takes them)
-            idx = spelled_out(_plain_ints(idx), a.shape)
         if state.grad_enabled and self._requires_grad or any(type(i) is slice and i.step is not None and i.step < 1
                                                              for i in idx):
             steps = _basic_steps(_plain_ints(idx), a.shape)
@@ -814,6 +812,8 @@ def setitem(self, index, value):
         except IndexError as e:
             if not advanced:
                 _basic_steps(_plain_ints(idx), a.shape)  # (PyTorch's error where several components are wrong)
+                if idx.count(Ellipsis) > 1:  # (PyTorch's several Ellipsis, as numpy takes them)
+                    return put_values(a, spelled_out(_plain_ints(idx), a.shape), value.array)
             raise _index_error(e, a.shape, idx) from None
 
     def recorded():
@@ -826,11 +826,12 @@ def setitem(self, index, value):
         try:
             return node.apply(self, value, idx)
         except IndexError as e:
+            if not advanced and idx.count(Ellipsis) > 1:  # (as raw's)
+                return node.apply(self, value, spelled_out(_plain_ints(idx), a.shape))
             raise _index_error(e, a.shape, idx) from None
 
-    # (a read-only array is an expanded tensor's, or a view of one: PyTorch's checks decide whether it is written)
-    put = not a.flags.writeable and _put_into_expanded(a, idx, advanced, index, value)
-    apply_inplace(self, raw, recorded, value, fill=put)  # (returns None, as PyTorch's)
+    # (_put_into_expanded's arguments, asked only where a is read-only: no flags read here on the usual path)
+    apply_inplace(self, raw, recorded, value, fill=(a, idx, advanced, index, value))  # (returns None, as PyTorch's)
 
 
 def _put_into_expanded(a, idx, advanced, index, value):
