@@ -157,7 +157,8 @@ def warn_expanded(a, op):
 def apply_inplace(self, raw, recorded, *others, differentiable=True, fill=False):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it. An op without a
     derivative (logical_not_) is neither checked nor recorded by autograd: its write is always the raw one.
-    fill: a write PyTorch makes into an expanded tensor too (fill_), or setitem's put, checked where it is."""
+    fill: a write PyTorch makes into an expanded tensor too: True (fill_), the name of an op it warns of there
+    (masked_fill_), or setitem's put, checked where it is (its arguments to _put_into_expanded)."""
     if _function.dual_apply is not None:  # a forward-AD level is entered: self may take a tangent
         return forward_ad.apply_inplace(self, raw, recorded, others, apply_inplace)
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
@@ -174,7 +175,11 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True, fill=False)
                     break
     a = self.array
     if not a.flags.writeable:
-        a = write_target(self, not record and (fill is True or fill is not False and _put_into_expanded(*fill)))
+        if type(fill) is str:  # (an op PyTorch lets write, with a warning)
+            warn_expanded(a, fill)
+        elif type(fill) is tuple:
+            fill = _put_into_expanded(*fill)
+        a = write_target(self, bool(fill) and not record)
     if record and not inference_outside:
         if self._base is not None:
             place = _place_in_base(self.array, self._base.array)
@@ -1067,9 +1072,7 @@ def masked_fill_(self, mask, value):
         xp = array_module(a)
         xp.copyto(a, xp.asarray(_data(value), dtype=a.dtype), where=xp.broadcast_to(mask.array, a.shape))
 
-    if not self.array.flags.writeable:
-        warn_expanded(self.array, "masked_fill_")
-    return apply_inplace(self, raw, lambda: masked_fill(self, mask, value), value, fill=True)
+    return apply_inplace(self, raw, lambda: masked_fill(self, mask, value), value, fill="masked_fill_")
 
 
 def clamp_(self, min=None, max=None):

@@ -597,7 +597,9 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
     refuses to see share t's memory (index_put_'s values and ids). partial_reads: PyTorch refuses a tensor argument
     that shares part of t's memory, but not all of it (the elementwise ops' check, after the op's own ones).
     expanded: PyTorch writes into an expanded t too, with a warning (index_fill_, index_put_)."""
-    from .inplace import apply_inplace, check_cast, check_in_order, output_shape_error, refuse_shared, warn_expanded
+    from .inplace import apply_inplace, check_cast, check_in_order, output_shape_error, refuse_shared
+
+    fill = name + "_" if expanded else False  # (apply_inplace's warning, where t is expanded)
 
     def check(self, out, args, kwargs):
         if partial_reads:
@@ -642,14 +644,12 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
             refuse_shared(self, self.array, reads(*args, **kwargs))
         if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return _record(op, self, others, args, kwargs, lambda source: recorded(source, args, kwargs)())
-        if expanded and not self.array.flags.writeable:
-            warn_expanded(self.array, name + "_")
         if not elementwise:
             return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others,
-                                 differentiable=differentiable, fill=expanded)
+                                 differentiable=differentiable, fill=fill)
         try:
             return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others,
-                                 differentiable=differentiable, fill=expanded)
+                                 differentiable=differentiable, fill=fill)
         except (RuntimeError, NotImplementedError, TypeError):  # (only once the op refused: the usual path unchecked)
             check_in_order(self, others, None if result is None else result(self, *args), differentiable)
             raise
