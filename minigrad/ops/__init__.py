@@ -336,7 +336,7 @@ def _abs_of(abs_):
     return op
 
 
-_index_put_inplace = _make_inplace(index_put, "index_put", _index_put_into, reads=_index_put_read)
+_index_put_inplace = _make_inplace(index_put, "index_put", _index_put_into, reads=_index_put_read, expanded=True)
 
 
 def _index_put_(self, indices, values, accumulate=False):
@@ -444,7 +444,7 @@ def _bind_methods(Tensor):
                                                 result=None if name in _INPLACE_NO_CAST_CHECK else
                                                 _float_promoted if name in _INPLACE_FLOAT_RESULT else _promoted,
                                                 differentiable=name not in _NOT_DIFFERENTIABLE, reads=_INPLACE_READS.get(name),
-                                                partial_reads=name not in _INPLACE_PARTIAL_READS)
+                                                partial_reads=name not in _INPLACE_PARTIAL_READS, expanded=name == "index_fill")
     methods["abs_"] = _abs_of(methods["abs_"])
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     methods["ldexp_"] = composite.ldexp_of(methods["ldexp_"])

@@ -38,6 +38,30 @@ def overlaps(dst, src, full=True):
     return full
 
 
+def repeats_elements(a):
+    """PyTorch's has_internal_overlap: whether some elements of array `a` are one memory location (a dim of
+    stride 0 and more than one element: an expanded tensor's)."""
+    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
+def writable_alias(a):
+    """A writable numpy view of the memory of read-only `a` (numpy's broadcast view, or a view of one) where the
+    array that owns that memory is writable; else None (memory minigrad keeps read-only, a cached mask's)."""
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.writeable:
+        return None
+    face = dict(a.__array_interface__, data=(a.__array_interface__["data"][0], False))
+    return np.asarray(_Alias(face, root))
+
+
+class _Alias:
+    """An array interface over another array's memory, which keeps that array (`base`) alive."""
+    def __init__(self, face, base):
+        self.__array_interface__, self.base = face, base
+
+
 def same_elements(a, b):
     """Whether arrays `a` and `b`, which may share memory, are views of the very same elements: the same
     strides and size, from the same first element."""

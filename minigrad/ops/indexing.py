@@ -372,13 +372,9 @@ def _basic_steps(idx, shape, keep_full=False):
     if consumed > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd}")
     steps, dim, orig = [], 0, 0
-    seen_ellipsis = False
     for pos, i in enumerate(idx):
-        if i is Ellipsis:
-            if seen_ellipsis:
-                raise IndexError("an index can only have a single ellipsis ('...')")
-            seen_ellipsis = True
-            skip = nd - consumed
+        if i is Ellipsis:  # (each one, PyTorch's second too, the dims no component names: its later ones may
+            skip = nd - consumed  # then fall past the last dim, where a slice is skipped and an int finds size 0)
             dim, orig = dim + skip, orig + skip
         elif i is None:
             steps.append(("unsqueeze", dim, None))
@@ -386,12 +382,11 @@ def _basic_steps(idx, shape, keep_full=False):
         elif isinstance(i, slice):
             if i.step is not None and i.step <= 0:
                 raise ValueError("slice step cannot be zero" if i.step == 0 else "step must be greater than zero")
-            n = shape[orig]
-            if not _written_whole(i, n) or keep_full:  # PyTorch keeps a lone `t[:]`
+            if orig < nd and (not _written_whole(i, shape[orig]) or keep_full):  # PyTorch keeps a lone `t[:]`
                 steps.append(("slice", dim, i))
             dim, orig = dim + 1, orig + 1
         else:
-            n = shape[orig]
+            n = shape[orig] if orig < nd else 0
             k = builtins.int(i)
             if not -n <= k < n:
                 # (PyTorch names the integer's place in the index, not the dim it selects)
@@ -399,6 +394,23 @@ def _basic_steps(idx, shape, keep_full=False):
             steps.append(("select", dim, k))
             orig += 1
     return steps
+
+
+def spelled_out(idx, shape):
+    """A basic index of several Ellipsis as numpy takes it, PyTorch's errors first (`_basic_steps`): each Ellipsis
+    the full slices of the dims no component names, the slices that then fall past the last dim left out."""
+    _basic_steps(idx, shape)
+    nd, out, taken = len(shape), [], 0
+    skip = nd - builtins.sum(1 for i in idx if i is not None and i is not Ellipsis)
+    for i in idx:
+        if i is Ellipsis:
+            n = builtins.min(skip, nd - taken)
+            out, taken = out + [slice(None)] * n, taken + n
+        elif i is None:
+            out.append(i)
+        elif taken < nd:
+            out, taken = out + [i], taken + 1
+    return tuple(out)
 
 
 class Index(Function):
@@ -783,7 +795,7 @@ def getitem(self, index):
         if not shape and (type(index) is int or type(index) is slice or isinstance(index, np.integer)):
             raise _zero_dim_error(index) from None  # PyTorch's words for `t[0]` and `t[0:1]` of a 0-dim t
         raise
-    return _basic_index(self, idx, steps)
+    return _basic_index(self, idx, steps, idx.count(Ellipsis) > 1)
 
 
 def _basic_part(i):
@@ -826,9 +838,13 @@ def _index_after_view(self, idx, shape, xp):
     return Index.apply(_basic_index(self, basic, steps), rest, True) if steps else None
 
 
-def _basic_index(self, idx, steps):
-    """`self[idx]` for a basic index whose `steps` `_basic_steps` gave: one node, or one per step."""
-    if not (self._requires_grad and state.grad_enabled) or len(steps) <= 1:  # (none: an alias, as PyTorch records)
+def _basic_index(self, idx, steps, stepwise=False):
+    """`self[idx]` for a basic index whose `steps` `_basic_steps` gave: one node, or one per step (stepwise:
+    always, for an index numpy cannot take, of several Ellipsis)."""
+    if stepwise and not steps:
+        return _share_version(Alias.apply(self, (Ellipsis,), False), self)
+    if not stepwise and (not (self._requires_grad and state.grad_enabled) or len(steps) <= 1):
+        # (none: an alias, as PyTorch records)
         if not steps:
             cls = Alias
         elif len(steps) > 1 or steps[0][0] != "unsqueeze":
@@ -839,6 +855,9 @@ def _basic_index(self, idx, steps):
     out = self
     for kind, dim, comp in steps:
         if kind == "unsqueeze":
+            if dim > out.array.ndim:  # (past a second Ellipsis's dims)
+                nd = out.array.ndim
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-nd - 1}, {nd}], but got {dim})")
             out = Unsqueeze.apply(out, dim)
         else:
             out = (Select if kind == "select" else Slice).apply(out, (slice(None),) * dim + (comp,), False)

@@ -6,6 +6,7 @@ recorded, its result is copied into this tensor's memory (so views see it), and 
 saved tensors find out that they were overwritten.
 """
 import functools
+import warnings
 
 import numpy as np
 
@@ -17,11 +18,11 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor, _RetainGrad
 from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may_overlap, output_shape_error, overlaps,
-                    same_elements, too_many_positional, type_name)
+                    repeats_elements, same_elements, writable_alias, too_many_positional, type_name)
 from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
 from .conversion import warn_complex_to_real
 from .shape import Clone
-from .indexing import (Index, IndexPut, masked_fill_mask, refuse_byte_mask_fill, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
+from .indexing import (Index, IndexPut, masked_fill_mask, spelled_out, refuse_byte_mask_fill, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
                        _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
 
 
@@ -92,7 +93,21 @@ OVERLAP_MESSAGE = (
 def check_overlap(self):
     """PyTorch's refusal to write into a tensor some of whose elements share memory (an expanded one)."""
     if not self.array.flags.writeable:
+        write_target(self)
+
+
+def write_target(self, fill=False):
+    """The array to write into for read-only self: numpy's broadcast view (an expanded tensor) or a view of one.
+    PyTorch refuses a write where elements of self are one memory location, but for a fill (fill_, zero_:
+    each gets the one value); a view of distinct elements (`expanded[0]`) takes writes from now on, as its."""
+    a = self.array
+    shared = repeats_elements(a)
+    alias = writable_alias(a) if fill or not shared else None
+    if alias is None:
         raise RuntimeError(OVERLAP_MESSAGE)
+    if not shared:
+        self.array = alias
+    return alias
 
 
 def refuse_shared(self, dst, reads, full=True, differentiable=True):
@@ -130,9 +145,20 @@ def check_cast(self, result):
                            f"output type {self.dtype._legacy[:-6]}")
 
 
-def apply_inplace(self, raw, recorded, *others, differentiable=True):
+def warn_expanded(a, op):
+    """PyTorch's deprecation warning for `op` (index_put_, masked_fill_, index_fill_), which it lets write into
+    an expanded tensor, where elements of read-only array `a` repeat."""
+    if repeats_elements(a):
+        example = "tensor[indices] = tensor" if op == "index_put_" else "tensor[mask] = scalar"
+        warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing "
+                      f"this operation. This also applies to advanced indexing e.g. {example}", stacklevel=3)
+
+
+def apply_inplace(self, raw, recorded, *others, differentiable=True, fill=False):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it. An op without a
-    derivative (logical_not_) is neither checked nor recorded by autograd: its write is always the raw one."""
+    derivative (logical_not_) is neither checked nor recorded by autograd: its write is always the raw one.
+    fill: a write PyTorch makes into an expanded tensor too: True (fill_), the name of an op it warns of there
+    (masked_fill_), or setitem's put, checked where it is (its arguments to _put_into_expanded)."""
     if _function.dual_apply is not None:  # a forward-AD level is entered: self may take a tangent
         return forward_ad.apply_inplace(self, raw, recorded, others, apply_inplace)
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
@@ -147,7 +173,13 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
                 if isinstance(o, Tensor) and o._requires_grad:
                     record = True
                     break
-    check_overlap(self)
+    a = self.array
+    if not a.flags.writeable:
+        if type(fill) is str:  # (an op PyTorch lets write, with a warning)
+            warn_expanded(a, fill)
+        elif type(fill) is tuple:
+            fill = _put_into_expanded(*fill)
+        a = write_target(self, bool(fill) and not record)
     if record and not inference_outside:
         if self._base is not None:
             place = _place_in_base(self.array, self._base.array)
@@ -166,7 +198,7 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
         return write_result(self, recorded())
     else:
         try:
-            raw(self.array)
+            raw(a)
         except TypeError as e:  # numpy refuses e.g. writing floats into an int tensor
             if not str(e).startswith("Cannot cast"):  # (only its casting refusal: any other TypeError is the caller's)
                 raise
@@ -785,6 +817,8 @@ def setitem(self, index, value):
         except IndexError as e:
             if not advanced:
                 _basic_steps(_plain_ints(idx), a.shape)  # (PyTorch's error where several components are wrong)
+                if idx.count(Ellipsis) > 1:  # (PyTorch's several Ellipsis, as numpy takes them)
+                    return put_values(a, spelled_out(_plain_ints(idx), a.shape), value.array)
             raise _index_error(e, a.shape, idx) from None
 
     def recorded():
@@ -797,9 +831,27 @@ def setitem(self, index, value):
         try:
             return node.apply(self, value, idx)
         except IndexError as e:
+            if not advanced and idx.count(Ellipsis) > 1:  # (as raw's)
+                return node.apply(self, value, spelled_out(_plain_ints(idx), a.shape))
             raise _index_error(e, a.shape, idx) from None
 
-    apply_inplace(self, raw, recorded, value)  # (returns None, as PyTorch's)
+    # (_put_into_expanded's arguments, asked only where a is read-only: no flags read here on the usual path)
+    apply_inplace(self, raw, recorded, value, fill=(a, idx, advanced, index, value))  # (returns None, as PyTorch's)
+
+
+def _put_into_expanded(a, idx, advanced, index, value):
+    """Whether `t[index] = value` writes into `a`, an expanded tensor's read-only array (or a view of one's):
+    PyTorch copies into the view a basic index takes, refused where its elements repeat, and makes an
+    advanced index's put, with a warning where elements of t repeat."""
+    if advanced:
+        warn_expanded(a, "index_put_")
+        if masked_fill_mask(index, value) is not None:  # (its index_put_ then calls masked_fill_, which warns too)
+            warn_expanded(a, "masked_fill_")
+        return True
+    try:
+        return not repeats_elements(a[idx])
+    except IndexError:  # (raw's error, below)
+        return True
 
 
 def _refuse_shared_copy(self, view, v):
@@ -936,7 +988,7 @@ def fill_(self, value, _node="FillBackward2"):
         return apply_inplace(self, lambda a: a.fill(v), lambda: keep_absent_edges(
             FillTensor.apply(self, value, v), (self, value if value.array.dtype.kind in "fc" else None), (1,)), value)
     return apply_inplace(self, lambda a: a.fill(v), lambda: _overwrite_node(_node).apply(
-        self, array_module(self.array).full(self.array.shape, v, dtype=self.array.dtype)))
+        self, array_module(self.array).full(self.array.shape, v, dtype=self.array.dtype)), fill=True)
 
 
 def check_broadcasts_into(self, *others):
@@ -1020,7 +1072,7 @@ def masked_fill_(self, mask, value):
         xp = array_module(a)
         xp.copyto(a, xp.asarray(_data(value), dtype=a.dtype), where=xp.broadcast_to(mask.array, a.shape))
 
-    return apply_inplace(self, raw, lambda: masked_fill(self, mask, value), value)
+    return apply_inplace(self, raw, lambda: masked_fill(self, mask, value), value, fill="masked_fill_")
 
 
 def clamp_(self, min=None, max=None):

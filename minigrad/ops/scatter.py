@@ -584,7 +584,7 @@ def _record(op, self, others, args, kwargs, out_of_place):
 
 
 def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None, differentiable=True, reads=None,
-                 partial_reads=False):
+                 partial_reads=False, expanded=False):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
     must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
     writes the result into t's array itself (it returns False where not). clone=False where fn saves no
@@ -595,8 +595,11 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
     (int.bitwise_or_(float)), as PyTorch checks it before looking for the kernel. differentiable=False: an op PyTorch has no derivative for (logical_not_), which
     autograd neither checks nor records. reads(*args, **kwargs): the arrays among the arguments that PyTorch
     refuses to see share t's memory (index_put_'s values and ids). partial_reads: PyTorch refuses a tensor argument
-    that shares part of t's memory, but not all of it (the elementwise ops' check, after the op's own ones)."""
+    that shares part of t's memory, but not all of it (the elementwise ops' check, after the op's own ones).
+    expanded: PyTorch writes into an expanded t too, with a warning (index_fill_, index_put_)."""
     from .inplace import apply_inplace, check_cast, check_in_order, output_shape_error, refuse_shared
+
+    fill = name + "_" if expanded else False  # (apply_inplace's warning, where t is expanded)
 
     def check(self, out, args, kwargs):
         if partial_reads:
@@ -643,10 +646,10 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None
             return _record(op, self, others, args, kwargs, lambda source: recorded(source, args, kwargs)())
         if not elementwise:
             return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others,
-                                 differentiable=differentiable)
+                                 differentiable=differentiable, fill=fill)
         try:
             return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others,
-                                 differentiable=differentiable)
+                                 differentiable=differentiable, fill=fill)
         except (RuntimeError, NotImplementedError, TypeError):  # (only once the op refused: the usual path unchecked)
             check_in_order(self, others, None if result is None else result(self, *args), differentiable)
             raise

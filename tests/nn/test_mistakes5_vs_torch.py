@@ -490,16 +490,8 @@ CASES.update({
 })
 
 
-_READ_ONLY_EXPANDED = ("an expanded tensor's array is numpy's read-only broadcast view: minigrad refuses every write "
-                       "through it, where PyTorch refuses only one whose written elements share memory (fill_, zero_ "
-                       "and a write to a slice of distinct elements go through to the base)")
 # differences kept for now, each with why
 KEPT = {
-    "expanded_setitem": _READ_ONLY_EXPANDED,
-    "expanded_fill_ok": _READ_ONLY_EXPANDED,
-    "expanded_zero_ok": _READ_ONLY_EXPANDED,
-    "getitem_two_ellipses": "PyTorch takes a second Ellipsis as covering no dims; minigrad gives numpy's IndexError "
-                            "(one line, PyTorch's words for a single ellipsis)",
     "interpolate_size_float": "the upsample kernels' parser text (each mode's overloads) for a float size is not yet "
                               "produced",
     "random_split_float_lengths": "randperm's overload text for a float n given with a generator is not yet produced",
