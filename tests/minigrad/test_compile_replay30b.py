@@ -183,3 +183,42 @@ def test_clip_matches_torch():
     np.testing.assert_allclose(n1.array, n2.numpy(), rtol=1e-5)
     for p, t in zip(params, tparams):
         np.testing.assert_allclose(p.grad.array, t.grad.numpy(), rtol=1e-5, atol=1e-8)
+
+
+def test_gelu_and_sigmoid_prepared_steps_bit_for_bit():
+    """The CPU gelu and sigmoid kernels' prepared steps (the mlp's GELU and Sigmoid): eager's bits after 5
+    steps, and the prepared forms are the ones the program calls. (Tanh is numpy's tanh: no kernel.)"""
+    from minigrad import backends
+
+    x = np.ones((12, 32), np.float32)
+    if backends.find("gelu", x, "none") is None or backends.find("sigmoid", x[:, :16]) is None:
+        pytest.skip("no CPU gelu/sigmoid kernel here")
+    eager, compiled = _run(_mlp, False), _run(_mlp, True)
+    _same(eager, compiled)
+    (program,) = compiled[-1].cache.values()
+    steps = [v for v in program._run_steps.__globals__.values() if getattr(v, "__qualname__", "") in
+             ("prepared_step.<locals>.step_forward", "prepared_step.<locals>.step_backward")]
+    assert len(steps) == 4 and {v.__module__ for v in steps} == {"minigrad.backends.cpu.gelu", "minigrad.backends.cpu.sigmoid"}
+
+
+@pytest.mark.parametrize("op", ["gelu", "sigmoid"])
+def test_prepared_steps_fall_back_on_other_arrays(op):
+    """A prepared step given arrays unlike the capture's (read-only, non-contiguous, another shape, float64
+    gradient) runs the backend's usual forward and backward: the same bits as they give."""
+    mod = pytest.importorskip(f"minigrad.backends.cpu.{op}")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 40)).astype(np.float32) * 3
+    args = (x, "none") if op == "gelu" else (x,)
+    if not mod.supports(*args):
+        pytest.skip("no CPU kernel here")
+    forward, backward = mod.prepared_step(*args)
+    ro = x.copy()
+    ro.setflags(write=False)
+    for arg in (x, ro, np.asfortranarray(x), x[:, ::2].copy(), rng.standard_normal((8, 40)).astype(np.float32)):
+        y, saved = forward(arg)
+        y2 = mod.forward(arg, "none") if op == "gelu" else mod.forward(arg)
+        assert np.array_equal(y, y2)
+        for g in (np.ones_like(y), rng.standard_normal(y.shape).astype(np.float32).T.copy().T):
+            (gx,) = backward(saved, g)
+            gx2 = mod.backward(arg, y2, g, "none") if op == "gelu" else mod.backward(g, y2)
+            assert np.array_equal(gx, gx2)
