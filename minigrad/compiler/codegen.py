@@ -58,6 +58,8 @@ class _Writer:
             return f"env[{spec[1]}]"
         if kind in ("x", "c"):
             return self.bind(name, spec[1])
+        if kind == "seq" and all(s[0] in ("x", "c") for s in spec[2]):  # (a list of parameters: made in one call)
+            return f"{self.bind(f'seq_{name}', spec[1])}({self.bind(f'items_{name}', tuple(s[1] for s in spec[2]))})"
         return f"resolve({self.bind(f'spec_{name}', spec)}, env)"  # (a list of specs, an array)
 
     def array_of(self, spec_slot, name):
@@ -231,12 +233,13 @@ def _accumulate(w, i, step):
     if grad[0] == "t" and grad[1] in step.frees and grad[1] in w.array_slots and step.variable[0] == "x":
         # an array step's gradient into a `.grad` that is None (the usual step after zero_grad(set_to_none)):
         # adopted as accumulate_into_leaf would adopt it, when only this line holds the array (the
-        # engine's `reusable` test, with one holder), without its checks of a general gradient
+        # engine's `reusable` test, with one holder), without its checks of a general gradient (`flags.carray`:
+        # C order, writeable and aligned, the flags read once; an unaligned one takes the general path)
         s, a, like = grad[1], leaf, step.variable[1].array  # (its shape and dtype: the program's guard checks them)
         w.line(f"g = env[{s}]; env[{s}] = None")
         w.line(f"if g is not None and {a}._grad is None and g.shape == {w.bind(f'shape{i}', like.shape)} "
-               f"and g.dtype == {w.bind(f'dtype{i}', like.dtype)} and g.base is None and g.flags.c_contiguous "
-               f"and g.flags.writeable and getrefcount(g) <= own_refs and not grad_mode.inference_tensors_made:")
+               f"and g.dtype == {w.bind(f'dtype{i}', like.dtype)} and g.base is None and g.flags.carray "
+               f"and getrefcount(g) <= own_refs and not grad_mode.inference_tensors_made:")
         w.line(f"    {a}._grad = Tensor._wrap(g)")
         w.line("elif g is not None:")
         w.line(f"    g = Tensor._wrap(g); {accumulate}({leaf}, g)")

@@ -6,6 +6,7 @@ They work on the gradient arrays directly (in place, nothing recorded), as an op
 """
 import math
 import types
+from operator import is_
 import warnings
 
 import numpy as np
@@ -56,7 +57,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     norm_type = float(norm_type)  # (a bad one refused even with no gradients, as PyTorch's)
     if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
         params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-        return recording.hook.recorder.on_call(clip_grad_norm_, params, max_norm, norm_type, error_if_nonfinite, foreach)
+        return recording.hook.recorder.on_call(_CompiledClip(), params, max_norm, norm_type, error_if_nonfinite, foreach)
     grads = _grads(parameters)
     if not grads:
         import minigrad
@@ -70,6 +71,70 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     total = _total_norm(grads, float(norm_type), xp, error_if_nonfinite)
     _scale(grads, max_norm / (total + 1e-6), xp)  # (the coefficient in the gradients' dtype, as PyTorch's)
     return Tensor._wrap(xp.asarray(total))
+
+
+class _CompiledClip:
+    """clip_grad_norm_ as a minigrad.compile replay calls it: `_clip_form` (made after a full call) where
+    it applies, else the full call."""
+
+    def __init__(self):
+        self.form, self.__qualname__ = None, "clip_grad_norm_"
+
+    def __call__(self, params, max_norm, norm_type, error_if_nonfinite, foreach):
+        out = None if self.form is None else self.form(params, max_norm, norm_type, error_if_nonfinite)
+        if out is None:
+            out = clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite, foreach)
+            self.form = _clip_form(params)
+        return out
+
+
+def _clip_form(params):
+    """The 2-norm clip of these parameters' gradients again, with eager's array calls (`_total_norm`'s vdots,
+    sqrts and stack of the norms, `_scale`'s multiplies) and none of the Python around them; it returns None,
+    having written nothing, where eager might do otherwise: other parameters, a gradient come or gone (or
+    sparse, or of another dtype), another norm_type, a max_norm not a number, a non-finite norm (eager's
+    error, or its scaling under errstate). max_norm and error_if_nonfinite are read at each call (`foreach`
+    changes nothing). None where no such form: no gradients, a non-float or non-numpy one, a non-leaf."""
+    held = list(params)
+    stepped = [p for p in held if p._grad is not None]
+    unstepped = [p for p in held if p._grad is None]
+    if not stepped or any(p.grad_fn is not None for p in held) or any(type(p._grad) is not Tensor for p in stepped):
+        return None
+    dtype = stepped[0]._grad.array.dtype
+    if dtype.kind != "f" or any(type(p._grad.array) is not np.ndarray or p._grad.array.dtype != dtype for p in stepped):
+        return None
+    ndarray, sqrt, isfinite, multiply, asarray = np.ndarray, np.sqrt, np.isfinite, np.multiply, np.asarray
+    vdot = getattr(np.vdot, "_implementation", np.vdot)  # (numpy's C vdot without its dispatch wrapper)
+
+    def replay(params, max_norm, norm_type, error_if_nonfinite):
+        if norm_type != 2.0 or type(max_norm) not in (float, int) or len(params) != len(held) \
+                or not all(map(is_, params, held)) or any(p._grad is not None or p.grad_fn is not None for p in unstepped):
+            return None
+        grads, arrays, norms = [], [], []
+        for p in stepped:
+            g = p._grad
+            if type(g) is not Tensor:  # (None: frozen since; sparse)
+                return None
+            a = g.array
+            if type(a) is not ndarray or a.dtype is not dtype:
+                return None
+            flat = a.reshape(-1)
+            norms.append(sqrt(vdot(flat, flat).real))  # (_vector_norm's; an empty one's 0 is zeros' 0)
+            grads.append(g)
+            arrays.append(a)
+        stacked = asarray(norms)  # (np.stack's values and dtype: the norms are scalars of one dtype)
+        total = sqrt(vdot(stacked, stacked).real)
+        if not isfinite(total):
+            return None
+        coef = max_norm / (total + 1e-6)
+        if not coef >= 1.0:  # (finite gradients: no errstate needed)
+            c = asarray(coef, dtype=dtype)
+            for g, a in zip(grads, arrays):
+                multiply(a, c, out=a)
+                g._version_counter[0] += 1  # (g._bump_version())
+        return Tensor._wrap(asarray(total))
+
+    return replay
 
 
 def _total_norm(tensors, norm_type, xp, error_if_nonfinite=False):

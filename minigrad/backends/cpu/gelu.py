@@ -40,6 +40,38 @@ def backward(x, y, g, approximate):
                             dt(INV_SQRT_2PI))
 
 
+def prepared_step(x, approximate):
+    """(forward, backward) in Gelu.array_step's form on float32 arrays of x's shape (a compiled training step's
+    gelu), or None where the work goes to the team: `forward` and `backward` above with the kernels' compiled
+    functions looked up once, the same kernels (the same bits); arrays unlike the capture's run those."""
+    if not supports(x, approximate) or x.size == 0 or x.size >= team.TEAM_MIN_ELEMENTS and _forward_team.on_team():
+        return None
+    shape, dtype = x.shape, x.dtype
+    y = np.empty(x.size, dtype=dtype)
+    half, minus_half, inv = dtype.type(0.5), dtype.type(-0.5), dtype.type(INV_SQRT_2PI)
+    fwd, bwd = _forward.entry(y, y), _backward.entry(y, y, y, y, half, minus_half, inv)
+
+    def step_forward(xd):
+        flat = team.prepared_flat(xd, dtype, shape)
+        if flat is None:
+            y = forward(xd, approximate)
+        else:
+            y = np.empty(shape, dtype=dtype)
+            fwd(y.reshape(-1), flat)
+        return y, (xd, y)
+
+    def step_backward(saved, g):
+        xd, y = saved
+        flat_g, flat_x = team.prepared_flat(g, dtype, shape), team.prepared_flat(xd, dtype, shape)
+        if flat_g is None or flat_x is None or type(y) is not np.ndarray or not y.flags.carray:
+            return (backward(xd, y, g, approximate),)
+        out = np.empty(shape, dtype=dtype)
+        bwd(out.reshape(-1), flat_x, y.reshape(-1), flat_g, half, minus_half, inv)
+        return (out,)
+
+    return step_forward, step_backward
+
+
 @team.kernel
 def _forward(out, x):  # float32: out = x max(1/2 + c P(c^2) / Q(c^2), 0)
     zero, half = np.float32(0.0), np.float32(0.5)

@@ -32,6 +32,36 @@ def backward(g, r):
     return team.elementwise(_backward, _backward_team, np.empty(r.shape, dtype=r.dtype), g, r)
 
 
+def prepared_step(x):
+    """(forward, backward) in Sigmoid.array_step's form (r saved) on float32 arrays of x's shape (a compiled
+    training step's sigmoid), or None where the work goes to the team: `forward` and `backward` above with
+    the kernels' compiled functions looked up once (the same bits); arrays unlike the capture's run those."""
+    if not supports(x) or x.size == 0 or x.size >= team.TEAM_MIN_ELEMENTS and _forward_team.on_team():
+        return None
+    shape, dtype = x.shape, x.dtype
+    r = np.empty(x.size, dtype=dtype)
+    fwd, bwd = _forward.entry(r, r), _backward.entry(r, r, r)
+
+    def step_forward(x):
+        flat = team.prepared_flat(x, dtype, shape)
+        if flat is None:
+            r = forward(x)
+        else:
+            r = np.empty(shape, dtype=dtype)
+            fwd(r.reshape(-1), flat)
+        return r, r
+
+    def step_backward(r, g):
+        flat = team.prepared_flat(g, dtype, shape)
+        if flat is None or type(r) is not np.ndarray or not r.flags.carray:
+            return (backward(g, r),)
+        out = np.empty(shape, dtype=dtype)
+        bwd(out.reshape(-1), flat, r.reshape(-1))
+        return (out,)
+
+    return step_forward, step_backward
+
+
 @team.kernel
 def _forward(out, x):  # out = r (x >= 0) or e r,  r = 1 / (1 + e),  e = exp(-|x|)
     one, half, low = np.float32(1.0), np.float32(0.5), np.float32(-87.0)

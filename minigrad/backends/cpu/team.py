@@ -872,6 +872,17 @@ def share(n, p, parts, grain):  # part p of [0, n) in `parts`, cut at multiples 
     return lo, hi
 
 
+def prepared_flat(a, dtype, shape):
+    """`a` as the flat array a prepared step's compiled function (`kernel.entry`) was typed for: a numpy
+    array of `dtype` (the same object) and `shape`, raveled (a view, or a copy in C order), writable and
+    aligned (numba's types: a read-only array is another); else None (the usual call, which dispatches)."""
+    if type(a) is not np.ndarray or a.dtype is not dtype or a.shape != shape:
+        return None
+    flat = a.ravel()
+    flags = flat.flags
+    return flat if flags.writeable and flags.aligned else None
+
+
 def elementwise(plain, shared, out, *arrays):
     """Run an elementwise kernel over `out` and the same-sized `arrays` as flat arrays (scalars among
     them are passed as they are): `shared(out, *arrays, threads)` on the team for large work, else
