@@ -77,7 +77,7 @@ class Sequential(Module):
         if not -n <= index <= n:
             raise IndexError(f"Index out of range: {index}")
         items = list(self._modules.values())
-        items.insert(index % (n + 1) if index < 0 else index, module)
+        items.insert(index, module)  # (a negative index counts from the end: before items[index], as PyTorch's)
         self._modules.clear()
         for i, m in enumerate(items):
             self._modules[str(i)] = m
@@ -404,7 +404,9 @@ class ParameterDict(Module):
         else:
             pairs = parameters
         for i, pair in enumerate(pairs):
-            if not isinstance(pairs, Mapping) and len(pair) != 2:
+            if not hasattr(pair, "__iter__"):
+                raise TypeError(f"ParameterDict update sequence element #{i} should be Iterable; is{type(pair).__name__}")
+            if len(pair) != 2:
                 raise ValueError(f"ParameterDict update sequence element #{i} has length {len(pair)}; 2 is required")
             self[pair[0]] = pair[1]
 

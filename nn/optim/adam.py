@@ -59,7 +59,8 @@ class Adam(Optimizer):
 
     def _step_group(self, group):
         # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
-        (beta1, beta2), lr, eps = map(float, group["betas"]), float(group["lr"]), float(group["eps"])  # (2 betas)
+        beta1, beta2 = group["betas"]  # (exactly two, as PyTorch unpacks them; a plain unpack costs least)
+        lr, beta1, beta2, eps = float(group["lr"]), float(beta1), float(beta2), float(group["eps"])
         wd, amsgrad = float(group["weight_decay"]), group["amsgrad"]
         # (groups of a state dict saved before these keys existed: the class's behaviour)
         flags = (group.get("decoupled_weight_decay", self.decoupled_weight_decay), group.get("maximize", False))
@@ -222,7 +223,8 @@ class Adam(Optimizer):
                 for a in counts:  # (PyTorch's step += 1, each parameter's)
                     a[()] = s[0] + 1
                 step = float(counts[0])  # (read back as eager reads it: in the count's own dtype)
-                (beta1, beta2), lr, eps = map(float, group["betas"]), float(group["lr"]), float(group["eps"])  # (2 betas)
+                beta1, beta2 = group["betas"]
+                lr, beta1, beta2, eps = float(group["lr"]), float(beta1), float(beta2), float(group["eps"])
                 wd, decoupled = float(group["weight_decay"]), group.get("decoupled_weight_decay", self.decoupled_weight_decay)
                 run(grads, lr, beta1, beta2, wd, decoupled, *_bias_corrected(step, lr, beta1, beta2, eps))
                 for p in stepped:
