@@ -385,17 +385,18 @@ def sum_to_array(g, shape):
 
 
 _FLOAT16 = np.dtype(np.float16)  # (numpy's built-in dtypes are singletons: `is` is the cheap test)
+SUM_KERNEL_MIN_ROWS = 256  # add_reduce's rows (of the dims summed) from which the CPU backend's loop may take a sum
 
 def add_reduce(a, dims, keepdim):
     """`a.sum(axis=dims, keepdims=keepdim)` of a float array (dims a tuple of distinct dims in range). A
     run of dims before the last of a C-contiguous numpy array, where numpy's inner loops are short, goes
     to the CPU backend's loop (the same order of additions: numpy's bits)."""
     # (first: under 256 rows of the last dim, the common small case, nothing else is paid for)
-    if a.ndim > 1 and a.size >= 256 * a.shape[-1] and dims and type(a) is np.ndarray and a.flags.c_contiguous:
+    if a.ndim > 1 and a.size >= SUM_KERNEL_MIN_ROWS * a.shape[-1] and dims and type(a) is np.ndarray and a.flags.c_contiguous:
         lo, hi = builtins.min(dims), builtins.max(dims) + 1
         width = math.prod(a.shape[hi:])
         # (width 1: the run is last, numpy's pairwise sum; under 256 rows numpy's loops cost less than the call)
-        if hi - lo == len(dims) and width > 1 and a.size >= 256 * width:
+        if hi - lo == len(dims) and width > 1 and a.size >= SUM_KERNEL_MIN_ROWS * width:
             shape = a.shape
             rows = a.reshape(math.prod(shape[:lo]), math.prod(shape[lo:hi]), width)
             impl = backends.find("sum", rows)

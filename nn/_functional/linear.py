@@ -9,7 +9,7 @@ from minigrad import backends
 from minigrad.autograd import recording
 from minigrad.autograd.composite import composite_node
 from minigrad.dtypes import type_text
-from minigrad.ops._util import add_reduce, broadcast_shapes, in_float32, output_shape_error
+from minigrad.ops._util import SUM_KERNEL_MIN_ROWS, add_reduce, broadcast_shapes, in_float32, output_shape_error
 from minigrad.ops.matmul import matmul_arrays
 
 from ._common import Function, Tensor, once_differentiable, some_id_outside, type_name, wrap, xp_of
@@ -144,7 +144,7 @@ def _numpy_step(needs, x_shape, n, bias):
     flat = len(x_shape) == 2
     out_shape = x_shape[:-1] + (n,)
     sum_bias = bias and len(needs) > 2 and needs[2]
-    small = math.prod(x_shape[:-1]) < 256  # (add_reduce's plain numpy reduce there: called as it calls it)
+    small = math.prod(x_shape[:-1]) < SUM_KERNEL_MIN_ROWS  # (add_reduce's plain numpy reduce there: called as it calls it)
 
     def forward(x, w, b=None):
         if flat:
