@@ -582,3 +582,390 @@ def test_information_kalman_filter_rts_smoother(torch):
     theirs, _ = both(torch, information_kalman)
     np.testing.assert_allclose(theirs["info_means"].detach().numpy(), theirs["means"].detach().numpy(), atol=1e-9)
     assert theirs["losses"][-1] < theirs["losses"][0]
+
+
+# ---- an implicit (equilibrium) layer: the fixed point found without a graph, one step re-attached, and the
+# implicit-function gradient applied by a tensor hook that solves (I - J)^T g' = g; against unrolled backprop -----
+def implicit_layer(torch, init):
+    nn = torch.nn
+    rng = np.random.default_rng(10)
+    d, batch = 4, 6
+
+    class Equilibrium(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(d, d))
+            self.inp = nn.Linear(3, d)
+
+        def weight(self):
+            return 0.6 * self.w / torch.linalg.matrix_norm(self.w, ord=2)  # a contraction
+
+        def cell(self, z, x):
+            return torch.tanh(z @ self.weight().T + self.inp(x))
+
+        def forward(self, x, unrolled=False):
+            z = x.new_zeros(len(x), d)
+            if unrolled:
+                for _ in range(60):
+                    z = self.cell(z, x)
+                return z
+            with torch.no_grad():
+                for _ in range(60):
+                    z = self.cell(z, x)
+            z = self.cell(z, x)
+            if z.requires_grad:
+                z0 = z.detach()
+                jac = (1 - z0 ** 2).unsqueeze(2) * self.weight().detach()  # d cell / d z, per sample
+                eye = torch.eye(d, dtype=z.dtype)
+                z.register_hook(lambda g: torch.linalg.solve((eye - jac).mT, g.unsqueeze(2)).squeeze(2))
+            return z
+
+    x = f64(torch, rng.standard_normal((batch, 3)))
+    y = f64(torch, rng.standard_normal((batch, d)))
+    model = Equilibrium()
+    init = start(model, init)
+    torch.nn.functional.mse_loss(model(x, unrolled=True), y).backward()
+    unrolled = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
+    losses, implicit = [], None
+    for _ in range(4):
+        opt.zero_grad()
+        z = model(x)
+        loss = torch.nn.functional.mse_loss(z, y)
+        loss.backward()
+        if implicit is None:
+            implicit = [p.grad.clone() for p in model.parameters()]
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        z = model(x)
+        residual = (model.cell(z, x) - z).abs().max()
+    return dict(init=init, losses=losses, unrolled=unrolled, implicit=implicit, z=z, residual=residual,
+                params=list(model.parameters()), grads=grads(model))
+
+
+def test_implicit_layer_hook_solve_vs_unrolled(torch):
+    theirs, _ = both(torch, implicit_layer)
+    for a, b in zip(theirs["implicit"], theirs["unrolled"]):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-9)
+    assert theirs["residual"].item() < 1e-10
+
+
+# ---- Metropolis-adjusted Langevin on a learned energy: gradients of the energy by autograd.grad, the proposal's
+# Gaussian densities both ways, acceptance by given uniforms; contrastive divergence trains the energy ------------
+def mala(torch, init):
+    nn = torch.nn
+    rng = np.random.default_rng(11)
+    n, step, sweeps = 16, 0.1, 4
+    data = f64(torch, np.concatenate([rng.normal(-1.5, 0.3, (n // 2, 2)), rng.normal(1.5, 0.3, (n // 2, 2))]))
+    energy = nn.Sequential(nn.Linear(2, 16), nn.SiLU(), nn.Linear(16, 1), nn.Flatten(0))
+    init = start(energy, init)
+    opt = torch.optim.Adam(energy.parameters(), lr=0.01, betas=(0.0, 0.999))
+
+    def grad_energy(x):
+        x = x.detach().requires_grad_(True)
+        e = energy(x)
+        return e.detach(), torch.autograd.grad(e.sum(), x)[0]
+
+    def log_q(to, frm, g_frm):  # log N(to; frm - step g, 2 step), up to a constant
+        return -(to - frm + step * g_frm).pow(2).sum(1) / (4 * step)
+
+    losses, rates = [], []
+    x = f64(torch, rng.standard_normal((n, 2)))
+    for _ in range(3):
+        for _ in range(sweeps):
+            e, g = grad_energy(x)
+            proposal = x - step * g + math.sqrt(2 * step) * f64(torch, rng.standard_normal((n, 2)))
+            e_new, g_new = grad_energy(proposal)
+            log_alpha = -e_new + e + log_q(x, proposal, g_new) - log_q(proposal, x, g)
+            accept = f64(torch, np.log(rng.uniform(size=n))) < log_alpha
+            x = torch.where(accept.unsqueeze(1), proposal, x)
+            rates.append(accept.double().mean())
+        opt.zero_grad()
+        pos, neg = energy(data), energy(x.detach())
+        loss = pos.mean() - neg.mean() + 0.1 * (pos.pow(2).mean() + neg.pow(2).mean())
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=init, losses=losses, samples=x, rates=torch.stack(rates), params=list(energy.parameters()),
+                grads=grads(energy))
+
+
+def test_mala_learned_energy_contrastive_divergence(torch):
+    theirs, _ = both(torch, mala)
+    assert 0 < theirs["rates"].mean().item() <= 1
+
+
+# ---- Sinkhorn barycenters in the log domain on a 1-D grid (iterative Bregman projections), the mixing weights
+# learned through the unrolled iterations so the barycenter matches a target histogram ---------------------------
+def sinkhorn_barycenter(torch, init):
+    nn = torch.nn
+    m, eps, iters = 24, 0.01, 40
+    grid = np.linspace(0, 1, m)
+
+    def bump(mu, sd):
+        p = np.exp(-0.5 * ((grid - mu) / sd) ** 2) + 1e-6
+        return p / p.sum()
+
+    hists = f64(torch, np.stack([bump(0.2, 0.05), bump(0.5, 0.08), bump(0.8, 0.04)]))
+    target = f64(torch, bump(0.45, 0.06))
+    log_k = -f64(torch, (grid[:, None] - grid[None, :]) ** 2) / eps
+
+    def barycenter(weights):
+        log_a = hists.log()
+        log_v = torch.zeros_like(hists)
+        for _ in range(iters):
+            log_u = log_a - torch.logsumexp(log_k[None] + log_v[:, None, :], dim=2)
+            log_kt_u = torch.logsumexp(log_k.T[None] + log_u[:, None, :], dim=2)
+            log_b = (weights[:, None] * log_kt_u).sum(0)
+            log_v = log_b[None] - log_kt_u
+        return log_b.exp()
+
+    class Mixing(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.logits = nn.Parameter(torch.zeros(3))
+
+    model = Mixing()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=0.2)
+    losses = []
+    for _ in range(5):
+        opt.zero_grad()
+        b = barycenter(torch.softmax(model.logits, 0))
+        loss = (b - target).pow(2).sum() * 1e3
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    weights = torch.softmax(model.logits, 0)
+    b = barycenter(weights)
+    mean = (b * f64(torch, grid)).sum() / b.sum()
+    return dict(init=init, losses=losses, b=b, mean=mean, weights=weights, params=list(model.parameters()),
+                grads=grads(model))
+
+
+def test_sinkhorn_barycenter_log_domain_learned_weights(torch):
+    theirs, _ = both(torch, sinkhorn_barycenter, tol=dict(rtol=1e-8, atol=1e-10))
+    assert theirs["losses"][-1] < theirs["losses"][0]
+
+
+# ---- a soft rasterizer: a triangle's coverage as the product of sigmoids of signed edge distances over a meshgrid,
+# composited over a soft disk; the vertices fitted to a target image ------------------------------------------------
+def rasterizer(torch, init):
+    nn = torch.nn
+    res, sigma = 16, 0.02
+    coords = torch.linspace(0, 1, res, dtype=torch.float64)
+    py, px = torch.meshgrid(coords, coords, indexing="ij")
+    pixels = torch.stack([px, py], dim=-1)  # (res, res, 2)
+
+    def triangle(v):
+        area = (v[1, 0] - v[0, 0]) * (v[2, 1] - v[0, 1]) - (v[1, 1] - v[0, 1]) * (v[2, 0] - v[0, 0])
+        cover = torch.ones(res, res, dtype=v.dtype)
+        for i in range(3):
+            a, b = v[i], v[(i + 1) % 3]
+            edge = b - a
+            rel = pixels - a
+            dist = (edge[0] * rel[..., 1] - edge[1] * rel[..., 0]) / torch.linalg.vector_norm(edge)
+            cover = cover * torch.sigmoid(torch.sign(area) * dist / sigma)
+        return cover
+
+    def disk(center, radius):
+        return torch.sigmoid((radius - (pixels - center).norm(dim=-1)) / sigma)
+
+    def render(v, center, radius):
+        tri = triangle(v)
+        return tri * 0.9 + (1 - tri) * 0.4 * disk(center, radius)
+
+    with torch.no_grad():
+        target = render(f64(torch, [[0.2, 0.2], [0.8, 0.3], [0.4, 0.85]]), f64(torch, [0.7, 0.7]), 0.2)
+
+    class Scene(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = nn.Parameter(torch.tensor([[0.3, 0.3], [0.7, 0.35], [0.45, 0.7]]))
+            self.center = nn.Parameter(torch.tensor([0.6, 0.6]))
+            self.radius = nn.Parameter(torch.tensor(0.15))
+
+    model = Scene()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    losses = []
+    for _ in range(8):
+        opt.zero_grad()
+        image = render(model.v, model.center, model.radius)
+        loss = (image - target).pow(2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return dict(init=init, losses=losses, image=image, params=list(model.parameters()), grads=grads(model))
+
+
+def test_soft_rasterizer_signed_edge_sigmoids(torch):
+    theirs, _ = both(torch, rasterizer)
+    assert theirs["losses"][-1] < theirs["losses"][0]
+
+
+# ---- Gray-Scott reaction-diffusion on a torus: the 5-point Laplacian as a fixed conv2d stencil after circular
+# F.pad (and as a Conv2d with padding_mode="circular"), the feed and kill rates fitted to a later state ------------
+def gray_scott(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(12)
+    size, dt, steps = 12, 1.0, 10
+    stencil = f64(torch, [[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]]).reshape(1, 1, 3, 3).repeat(2, 1, 1, 1)
+    diffusion = f64(torch, [0.16, 0.08]).reshape(1, 2, 1, 1)
+    u0 = np.ones((size, size))
+    v0 = np.zeros((size, size))
+    u0[4:8, 4:8], v0[4:8, 4:8] = 0.5, 0.25
+    state0 = f64(torch, np.stack([u0, v0])[None] + 0.02 * rng.standard_normal((1, 2, size, size)))
+
+    def laplacian(s):
+        return F.conv2d(F.pad(s, (1, 1, 1, 1), mode="circular"), stencil, groups=2)
+
+    def run(feed, kill, lap=laplacian):
+        s = state0
+        for _ in range(steps):
+            u, v = s[:, :1], s[:, 1:]
+            uvv = u * v * v
+            react = torch.cat([-uvv + feed * (1 - u), uvv - (feed + kill) * v], dim=1)
+            s = s + dt * (diffusion * lap(s) + react)
+        return s
+
+    with torch.no_grad():
+        target = run(0.04, 0.06)
+
+    class Rates(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.logit_feed = nn.Parameter(torch.tensor(-3.0))
+            self.logit_kill = nn.Parameter(torch.tensor(-3.0))
+
+    model = Rates()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(6):
+        opt.zero_grad()
+        s = run(torch.sigmoid(model.logit_feed), torch.sigmoid(model.logit_kill))
+        loss = (s - target).pow(2).mean() * 1e4
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    conv = nn.Conv2d(2, 2, 3, padding=1, padding_mode="circular", groups=2, bias=False).double()
+    with torch.no_grad():
+        conv.weight.copy_(stencil)
+    feed, kill = torch.sigmoid(model.logit_feed), torch.sigmoid(model.logit_kill)
+    state, by_module = run(feed, kill), run(feed, kill, lap=conv)
+    return dict(init=init, losses=losses, state=state, by_module=by_module, params=list(model.parameters()),
+                grads=grads(model))
+
+
+def test_gray_scott_circular_conv_stencil_rates(torch):
+    theirs, _ = both(torch, gray_scott)
+    np.testing.assert_allclose(theirs["by_module"].detach().numpy(), theirs["state"].detach().numpy(), atol=1e-12)
+    assert theirs["losses"][-1] < theirs["losses"][0]
+
+
+# ---- single shooting: a cart with quadratic drag driven by a control sequence to rest at a goal, the controls
+# optimized by LBFGS with a closure (strong Wolfe), the rollout differentiated end to end ---------------------------
+def shooting(torch, init):
+    nn = torch.nn
+    horizon, h = 15, 0.1
+
+    class Controls(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.u = nn.Parameter(torch.zeros(horizon))
+
+        def forward(self):
+            x, v = torch.zeros((), dtype=self.u.dtype), torch.zeros((), dtype=self.u.dtype)
+            path = []
+            for t in range(horizon):
+                a = self.u[t] - 0.3 * v * v.abs() - 0.5 * torch.sin(x)
+                v = v + h * a
+                x = x + h * v
+                path.append(torch.stack([x, v]))
+            return torch.stack(path)
+
+    model = Controls()
+    init = start(model, init)
+    opt = torch.optim.LBFGS(model.parameters(), lr=1, max_iter=15, history_size=5, line_search_fn="strong_wolfe")
+    evaluations = []
+
+    def closure():
+        opt.zero_grad()
+        path = model()
+        loss = 10 * (path[-1, 0] - 1.0) ** 2 + 10 * path[-1, 1] ** 2 + 1e-2 * model.u.pow(2).sum()
+        loss.backward()
+        evaluations.append(loss.item())
+        return loss
+
+    first = opt.step(closure)
+    second = opt.step(closure)
+    path = model()
+    return dict(init=init, first=first, second=second, evaluations=evaluations, path=path,
+                n_iter=opt.state[model.u]["n_iter"], params=list(model.parameters()), grads=grads(model))
+
+
+def test_single_shooting_lbfgs_strong_wolfe(torch):
+    theirs, _ = both(torch, shooting, tol=dict(rtol=1e-8, atol=1e-10))
+    assert theirs["evaluations"][-1] < 0.1 * theirs["evaluations"][0]
+
+
+# ---- a mass-spring cloth: springs on a 4x4 grid (structural and shear), forces gathered by index_add_, pinned
+# corners by a mask, semi-implicit Euler; the log-stiffness per spring family fitted to an observed drape ----------
+def cloth(torch, init):
+    nn = torch.nn
+    side, h, steps = 4, 0.02, 15
+    ids = np.arange(side * side).reshape(side, side)
+    structural = np.concatenate([np.stack([ids[:, :-1].ravel(), ids[:, 1:].ravel()], 1),
+                                 np.stack([ids[:-1].ravel(), ids[1:].ravel()], 1)])
+    shear = np.concatenate([np.stack([ids[:-1, :-1].ravel(), ids[1:, 1:].ravel()], 1),
+                            np.stack([ids[:-1, 1:].ravel(), ids[1:, :-1].ravel()], 1)])
+    springs = torch.tensor(np.concatenate([structural, shear]))
+    family = torch.tensor(np.r_[np.zeros(len(structural)), np.ones(len(shear))].astype(np.int64))
+    gx, gy = np.meshgrid(np.arange(side) * 0.25, np.arange(side) * 0.25, indexing="ij")
+    rest_pos = f64(torch, np.stack([gx.ravel(), gy.ravel(), np.zeros(side * side)], 1))
+    rest = (rest_pos[springs[:, 0]] - rest_pos[springs[:, 1]]).norm(dim=1)
+    free = torch.ones(side * side, 1, dtype=torch.float64)
+    free[[0, side - 1]] = 0.0
+    gravity = f64(torch, [0.0, 0.0, -9.81])
+
+    def simulate(log_k):
+        k = log_k.exp()[family]
+        x, v = rest_pos, torch.zeros_like(rest_pos)
+        for _ in range(steps):
+            d = x[springs[:, 0]] - x[springs[:, 1]]
+            length = torch.linalg.vector_norm(d, dim=1, keepdim=True)
+            f = -(k * (length.squeeze(1) - rest)).unsqueeze(1) * d / length
+            force = torch.zeros_like(x).index_add_(0, springs[:, 0], f).index_add_(0, springs[:, 1], -f)
+            v = (v + h * (force + gravity) - 0.1 * h * v) * free
+            x = x + h * v
+        return x
+
+    with torch.no_grad():
+        observed = simulate(f64(torch, [math.log(300.0), math.log(60.0)]))
+
+    class Stiffness(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.log_k = nn.Parameter(torch.tensor([math.log(100.0), math.log(100.0)]))
+
+    model = Stiffness()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(6):
+        opt.zero_grad()
+        x = simulate(model.log_k)
+        loss = (x - observed).pow(2).sum() * 1e3
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    stretch = ((x[springs[:, 0]] - x[springs[:, 1]]).norm(dim=1) / rest).detach()
+    return dict(init=init, losses=losses, x=x, stretch=stretch, params=list(model.parameters()), grads=grads(model))
+
+
+def test_mass_spring_cloth_index_add_learned_stiffness(torch):
+    theirs, _ = both(torch, cloth)
+    assert theirs["losses"][-1] < theirs["losses"][0]
