@@ -15,7 +15,7 @@ from .backends.arrays import xp_of
 from .autograd.function import Function
 from .ops import cat, index_add, index_select
 from .ops._util import broadcast_shapes, normalize_dim
-from .ops.indexing import IndexPutAdd
+from .ops.indexing import Index, IndexPutAdd, _scattered
 from .factory import tensor, zeros
 from .tensor import Size, Tensor
 
@@ -142,8 +142,7 @@ class SparseTensor:
             lin = lin // n
         indices = Tensor._wrap(xp.stack(rows[::-1]))
         v = self._values_t
-        values = index_add(zeros(indices.shape[1], *v.shape[1:], dtype=v.dtype, device=v.device),
-                           0, Tensor._wrap(inverse.reshape(-1)), v)
+        values = Coalesce.apply(v, inverse.reshape(-1), (indices.shape[1],) + tuple(v.shape[1:]))
         return SparseTensor(indices, values, self._size, coalesced=True)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
@@ -154,8 +153,7 @@ class SparseTensor:
         n = 1
         for s in self._size[:self.sparse_dim()]:
             n *= s
-        flat = index_add(zeros(n, *v.shape[1:], dtype=v.dtype, device=v.device), 0, Tensor._wrap(self._linear()), v)
-        return flat.view(self._size)
+        return ToDense.apply(v, self._linear(), (n,) + tuple(v.shape[1:]), tuple(self._size))
 
     def to(self, *args, **kwargs):
         values = self._values_t.to(*args, **kwargs)
@@ -786,6 +784,25 @@ def _check_indices(indices, size):
                                f"{int(high[d])}")
 
 
+
+
+# ---- to dense and coalesced: values added at their places, PyTorch's nodes ---------------------------------
+class ToDense(Function):
+    node_name = "ToDenseBackward0"
+
+    @staticmethod
+    def forward(ctx, values, rows, flat, size=None):  # zeros(flat)[rows] += values (repeats summed), seen as size
+        ctx.rows, ctx.flat = rows, flat
+        out = _scattered(values.array, flat, (rows,), True)
+        return out if size is None else out.reshape(size)
+
+    @staticmethod
+    def backward(ctx, g):  # each value's gradient is the gradient at its place
+        return Index.apply(g.reshape(ctx.flat), (ctx.rows,), True), None, None, None
+
+
+class Coalesce(ToDense):
+    node_name = "CoalesceBackward0"
 
 
 # ---- from dense, cat, sum over dims ---------------------------------------------------------
