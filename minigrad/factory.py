@@ -1028,8 +1028,20 @@ def _randint(low, high, size, dtype, device, generator):
     return Tensor._wrap(random.integers(rng, low, high, size).astype(_dt(dtype, dtypes.int64), copy=False))  # (int64: no copy)
 
 
+_RANDPERM_OVERLOADS = tuple(o.replace("tuple of ints size", "int n") for o in RAND_OVERLOADS)
+
+
 def randperm(n, dtype=None, device=None, generator=None, layout=None, pin_memory=False, requires_grad=False):
-    n = int_argument(n, "randperm", "'n' (position 1)")
+    try:
+        n = int_argument(n, "randperm", "'n' (position 1)")
+    except TypeError:  # (with keywords, PyTorch's parser tries both overloads: its text lists them, and the
+        # keywords, here those not left at their defaults, latest first as it prints them)
+        given = {k: v for k, v in (("requires_grad", requires_grad), ("pin_memory", pin_memory), ("layout", layout),
+                                   ("generator", generator), ("device", device), ("dtype", dtype))
+                 if v is not (False if k in ("requires_grad", "pin_memory") else None)}
+        if not given:
+            raise
+        raise TypeError(invalid_arguments("randperm", [n], _RANDPERM_OVERLOADS, given)) from None
     if layout is not None or pin_memory is not False:
         placement_argument("randperm", layout, pin_memory, "randperm.generator_out")
     out = _drawn(_randperm, generator, n, dtype_argument(dtype, "randperm", (n,)), device)

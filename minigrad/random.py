@@ -120,6 +120,7 @@ class Generator:
     """
 
     __module__ = "minigrad"  # (PyTorch's torch.Generator: its repr is object's, `<minigrad.Generator object at 0x...>`)
+    _torch_type_name = "torch._C.Generator"  # (its argument parser's name for it, in an invalid combination's text)
 
     def __init__(self, device="cpu"):
         self.device = Device(device)

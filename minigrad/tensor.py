@@ -949,7 +949,7 @@ def type_name(x):
     if isinstance(x, Tensor):
         return kind.__name__
     if kind.__module__.startswith("minigrad"):
-        return f"torch.{kind.__name__}"
+        return getattr(kind, "_torch_type_name", f"torch.{kind.__name__}")
     return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 

@@ -24,6 +24,7 @@ import numpy as np
 import minigrad
 from minigrad import backends
 from minigrad.ops.array_op import array_op
+from minigrad.tensor import type_name
 
 from ._common import Function, Tensor, check_tensor, second_order, xp_of
 from .conv import col2im, crop, expand_param, pad_array, windows
@@ -737,7 +738,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if isinstance(size, (tuple, list)) and not all(_is_integer(o) for o in size):
             raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
                             f"but got size with types {[type(o) for o in size]}")
-        size = expand_param(size, n, "size") if not isinstance(size, int) else (size,) * n
+        size = (size,) * n if isinstance(size, (int, float)) else expand_param(size, n, "size")  # (a float: the
+        # kernel's parser refuses it below, as PyTorch's list of it)
         scales = (None,) * n
         if recompute_scale_factor:
             raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
@@ -761,6 +763,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise ValueError("Lanczos mode requires antialias=True")
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
     need = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
+    if n in (1, 2, 3) and isinstance(size[0], float) and need in (None, n) and mode in modes and \
+            (mode != "bicubic" or n == 2):
+        raise TypeError(_float_size_text(mode, n, size, antialias))
     if n not in (1, 2, 3) or (mode in ("bicubic", "lanczos") and n != 2):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
@@ -798,6 +803,22 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                  for s, o, f in zip(sp, size, scales))
     mats = tuple(a if isinstance(a, Nearest) else xp.asarray(a) for a in mats)
     return _UPSAMPLE[(mode + "-aa" if antialias else mode, n)].apply(input, mats)
+
+
+def _float_size_text(mode, n, size, antialias):
+    """PyTorch's parser's refusal of a float `size` (a list of it) by the kernel interpolate calls for `mode`."""
+    if mode == "area":
+        return (f"adaptive_avg_pool{n}d(): argument 'output_size' (position 2) must be tuple of ints, but found "
+                "element of type float at pos 0")
+    kind = {"nearest-exact": "_upsample_nearest_exact", "linear": "upsample_linear", "trilinear": "upsample_trilinear"}
+    name = f"{'_' if antialias else ''}{kind.get(mode, 'upsample_' + mode)}{n}d{'_aa' if antialias else ''}"
+    corners, bad = ("", "") if mode.startswith("nearest") else ("bool align_corners, ", "bool, ")
+    types = ", ".join(type_name(o) for o in size)
+    scales = "".join(f"float scales{'_' + d if n > 1 else ''} = None, " for d in "dhw"[3 - n:])
+    return (f"{name}() received an invalid combination of arguments - got (Tensor, list, {bad}NoneType), but expected "
+            f"one of:\n * (Tensor input, tuple of ints output_size, {corners}tuple of floats scale_factors)\n"
+            f"      didn't match because some of the arguments have invalid types: (Tensor, !list of [{types}]!, "
+            f"{bad}!NoneType!)\n * (Tensor input, tuple of ints output_size, {corners}{scales}*, Tensor out = None)\n")
 
 
 # ---- adaptive max pooling: the windows' argmaxes found on the arrays, the values gathered by a recorded op --------

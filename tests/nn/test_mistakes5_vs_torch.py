@@ -491,11 +491,7 @@ CASES.update({
 
 
 # differences kept for now, each with why
-KEPT = {
-    "interpolate_size_float": "the upsample kernels' parser text (each mode's overloads) for a float size is not yet "
-                              "produced",
-    "random_split_float_lengths": "randperm's overload text for a float n given with a generator is not yet produced",
-}
+KEPT = {}
 # deliberate differences, each with minigrad's own one line and why
 DELIBERATE = {
     "set_not_tensor": (TypeError, "set_(): expected a Tensor as source, got list (minigrad has no storages to set a "

@@ -7,6 +7,7 @@ import math
 import warnings
 
 from ... import randperm
+from ...random import default_generator
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
            "Subset", "random_split"]
@@ -183,6 +184,7 @@ def random_split(dataset, lengths, generator=None):
         lengths = sizes
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = randperm(sum(lengths), generator=generator).tolist()
+    # (the default generator passed as PyTorch passes it: a float length's refusal, randperm's, names it)
+    order = randperm(sum(lengths), generator=default_generator if generator is None else generator).tolist()
     ends = list(itertools.accumulate(lengths))
     return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]
