@@ -1013,7 +1013,10 @@ def saving_loading(fw, log, tmp_path):
 
 
 def test_saving_and_loading(tmp_path):
-    run_both(saving_loading, rtol=1e-6, atol=1e-7, tmp_path=tmp_path)
+    # outputs of float32 conv and linear layers whose terms reach ~3 (an ulp there is 2.4e-7): each library's BLAS
+    # sums in its own order, which differs by CPU (AMD's OpenBLAS kernels against Intel's), so an output near 0
+    # agrees to the terms' ulps, not its own; the loaded weights themselves are compared exactly (T.equal)
+    run_both(saving_loading, rtol=1e-6, atol=1e-6, tmp_path=tmp_path)
 
 
 def test_saved_files_cross_frameworks(tmp_path):

@@ -164,7 +164,7 @@ def outcome(fn):
 def same_error(g, w):
     assert (g is None) == (w is None), f"raises: minigrad {g}, torch {w}"
     if g is not None:  # (each names itself: `[torch.DoubleTensor [1]]`, `torch::autograd::CopySlices`)
-        w = (w[0], w[1].replace("torch::autograd::", "").replace("torch.", "minigrad."))
+        w = (w[0], w[1].replace("torch::autograd::", "minigrad::autograd::").replace("torch.", "minigrad."))
         assert g == w, f"error: minigrad {g}, torch {w}"
 
 
