@@ -42,11 +42,8 @@ def prepared_step(x, p):
     fwd, bwd = _forward.entry(y, keep, y, bits, 0, scale), _backward.entry(y, y, keep, scale)  # no draw here)
 
     def step_forward(x):
-        if type(x) is not np.ndarray or x.dtype is not dtype or x.shape != shape:
-            return forward(x, p)
-        flat = x.ravel()  # (a view, or a copy in C order)
-        flags = flat.flags
-        if not (flags.writeable and flags.aligned):
+        flat = team.prepared_flat(x, dtype, shape)
+        if flat is None:
             return forward(x, p)
         bits, threshold = mask_bits(shape, p)
         y, keep = np.empty(shape, dtype=dtype), np.empty(shape, dtype=bool)
@@ -54,8 +51,8 @@ def prepared_step(x, p):
         return y, keep
 
     def step_backward(keep, g):
-        flat = None if type(g) is not np.ndarray or g.dtype is not dtype or g.shape != shape else g.ravel()
-        if flat is None or not (flat.flags.writeable and flat.flags.aligned):
+        flat = team.prepared_flat(g, dtype, shape)
+        if flat is None:
             return (backward(g, keep, 1.0 / (1.0 - p)),)
         out = np.empty(shape, dtype=dtype)
         bwd(out.reshape(-1), flat, keep.reshape(-1), scale)
