@@ -4,6 +4,8 @@
     >>> minigrad.linalg.norm(minigrad.tensor([3.0, 4.0]))
     tensor(5.)
 """
+import numbers
+
 from .ops.linalg import (  # noqa: F401
     LinAlgError, cholesky, cholesky_ex, cond, det, eig, eigh, eigvals, eigvalsh, householder_product, inv_ex, ldl_factor,
     ldl_factor_ex, ldl_solve, lstsq, lu,
@@ -14,15 +16,34 @@ from .ops import _numpy_names as _torch_names
 from .ops.linalg import _legacy_name
 from .ops.linalg import inverse as inv, linalg_matrix_power as matrix_power, linalg_pinv as pinv, linalg_slogdet as slogdet, linalg_vander as vander  # noqa: F401
 from .ops.out import take_out
-from .tensor import dtype_argument
+from .tensor import Tensor, dtype_argument, type_name
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+_VECTOR_NORM_ARGUMENTS = ("ord", "dim", "keepdim")
+
+
+def vector_norm(x, *args, **kwargs):
+    """linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None): ord, dim and keepdim by position or
+    by name, as PyTorch's parser takes them (its refusal of an ord that is no number names its position)."""
     from .ops.reduction import norm
 
-    if isinstance(ord, str):  # (the matrix orders are linalg.norm's and torch.norm's)
-        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
-    return norm(x, ord, dim, keepdim, dtype=dtype)
+    if len(args) > 3:
+        raise TypeError(f"linalg_vector_norm() takes from 1 to 4 positional arguments but {len(args) + 1} were given")
+    given = dict(zip(_VECTOR_NORM_ARGUMENTS, args))
+    for name in kwargs:
+        if name in given:
+            raise TypeError(f"linalg_vector_norm() got multiple values for argument '{name}'")
+        if name not in _VECTOR_NORM_ARGUMENTS and name != "dtype":
+            raise TypeError(f"linalg_vector_norm() got an unexpected keyword argument '{name}'")
+    given.update(kwargs)
+    ord = given.get("ord", 2)
+    # (None, a string (the matrix orders are linalg.norm's and torch.norm's) or a tensor of elements: no Number)
+    if not isinstance(ord, numbers.Number) and not (isinstance(ord, Tensor) and ord.array.ndim == 0):
+        where = "" if "ord" in kwargs else " (position 2)"
+        raise TypeError(f"linalg_vector_norm(): argument 'ord'{where} must be Number, not {type_name(ord)}")
+    if not isinstance(ord, (numbers.Real, Tensor)) or isinstance(ord, Tensor) and ord.array.dtype.kind == "c":
+        raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
+    return norm(x, ord, given.get("dim"), given.get("keepdim", False), dtype=given.get("dtype"))
 
 
 def norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
