@@ -3,9 +3,10 @@
 The pad tuple is PyTorch's: (left, right) of the last dim first, then of the dim before it, ...
 Constant padding is one ConstantPadNdBackward0 node whose backward is the same op with the pads
 negated (crop what was added, zero-fill what was cropped), so it is differentiable twice. The
-other modes pick, along each padded dim, an input position per output position: a selection per dim
-(pooling.py's Nearest, a gather, so an inf stays where it is) applied by the Separable node (its backward
-sums repeated picks, and is itself linear).
+reflect and replicate modes pick, along each padded dim, an input position per output position: a selection
+per dim (pooling.py's Nearest, a gather, so an inf stays where it is) applied by the Separable node (its backward
+sums repeated picks, and is itself linear). Circular padding is PyTorch's composite, copies into slices of a new
+tensor, so its graph is PyTorch's chain of CopySlices and SliceBackward0 nodes.
 """
 import numpy as np
 
@@ -39,25 +40,48 @@ class ConstantPadNd(Function):
 _MODES = ("constant", "reflect", "replicate", "circular")
 _PAD_NODES = {(m, k): _separable(f"{name}{k}DBackward0") for m, name in
               (("reflect", "ReflectionPad"), ("replicate", "ReplicationPad")) for k in (1, 2, 3)}
-# PyTorch pads circularly by assigning slices of the input into the output, so its node is CopySlices
-_PAD_NODES.update({("circular", k): _separable("CopySlices") for k in (1, 2, 3)})
 
 
 def _picks(n, lo, hi, mode):
-    """The selection (n + lo + hi, n): output i picks input position i - lo reflected or clamped into [0, n), or
-    wrapped."""
+    """The selection (n + lo + hi, n): output i picks input position i - lo reflected or clamped into [0, n)."""
     i = np.arange(-lo, n + hi)
     if mode == "reflect":
         i = np.abs(i)
         i = np.where(i > n - 1, 2 * (n - 1) - i, i)
-    elif mode == "replicate":
+    else:
         i = np.clip(i, 0, n - 1)
-    elif n + lo + hi == 0:  # (all cropped, however far)
-        i = i[:0]
-    else:  # a negative pad crops first, and the other side wraps around what is left (PyTorch's order)
-        kept = np.arange(max(-lo, 0), n - max(-hi, 0))
-        i = kept[np.arange(-max(lo, 0), kept.size + max(hi, 0)) % kept.size]
     return Nearest(i, n)
+
+
+def _circular(x, pads):
+    """x wrapped around its last len(pads) dims, as PyTorch's composite does it (so its graph is PyTorch's): a new
+    tensor, the input (less what negative pads crop) copied into its middle, then along each dim, from the last,
+    its first `lo` positions copied from the end of that middle and its last `hi` from the start (the corners
+    are copied again by each later dim)."""
+    nd, k = x.ndim, len(pads)
+    dims = range(nd - 1, nd - 1 - k, -1)  # (the last dim first, as `pad` lists the pairs)
+    lows, highs = [pads[d - nd + k][0] for d in dims], [pads[d - nd + k][1] for d in dims]
+    sizes = list(x.shape)
+    outs = sizes[:nd - k] + [n + lo + hi for n, (lo, hi) in zip(sizes[nd - k:], pads)]
+    out = x.new_empty(outs)
+    middle, kept = out, x
+    for d, lo, hi in zip(dims, lows, highs):
+        middle = _span(middle, d, max(lo, 0), outs[d] - max(hi, 0))
+        kept = _span(kept, d, max(-lo, 0), sizes[d] - max(-hi, 0))
+    middle.copy_(kept)
+    for d, lo, hi in zip(dims, lows, highs):
+        if lo > 0:
+            _span(out, d, 0, lo).copy_(_span(out, d, outs[d] - lo - max(hi, 0), outs[d] - max(hi, 0)))
+        if hi > 0:
+            _span(out, d, outs[d] - hi, outs[d]).copy_(_span(out, d, max(lo, 0), max(lo, 0) + hi))
+    return out
+
+
+def _span(t, d, start, stop):
+    """t's positions [start, stop) along d, clamped into its size as a slice is (an empty output's spans are empty)."""
+    n = t.shape[d]
+    start = min(max(start, 0), n)
+    return t.narrow(d, start, min(max(stop, start), n) - start)
 
 
 def _check_circular(sizes, pads, outs):
@@ -146,5 +170,7 @@ def pad(input, pad, mode="constant", value=None):
     if input.array.dtype.kind not in "fc":
         raise NotImplementedError(f'pad: mode "{mode}" is implemented for floating point and complex tensors only, got '
                                   f"{input.dtype}")
+    if mode == "circular":
+        return _circular(input, pads)
     picks = tuple(_picks(shape[nd - k + j], lo, hi, mode) for j, (lo, hi) in enumerate(pads))
     return _PAD_NODES[(mode, k)].apply(input, picks)

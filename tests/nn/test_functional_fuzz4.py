@@ -56,8 +56,8 @@ _PAD_CASES = [((2, 0, 3), (1, 1)), ((0, 3), (1, 1)), ((2, 0), (1, 1)), ((1, 2, 0
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
 @pytest.mark.parametrize("shape, pad", _PAD_CASES)
 def test_pad_empty_and_cropped(mode, shape, pad):
-    # (PyTorch's circular node is its composite's CopySlices; its 3-d reflection's gradient into an empty output is
-    # uninitialized memory, ours zeros)
+    # (PyTorch's circular node is its composite's CopySlices, named in its C++ namespace; its 3-d reflection's
+    # gradient into an empty output is uninitialized memory, ours zeros)
     same(lambda F, x: F.pad(x, pad, mode=mode), rand(*shape), grad_fn=mode != "circular",
          grad=not (mode == "reflect" and len(pad) == 6))
 

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 import minigrad
+import nn.functional as MF
 
 torch = pytest.importorskip("torch")
+TF = torch.nn.functional
 
 
 def _outcome(call):
@@ -59,3 +61,49 @@ def test_the_orders_both_take_give_pytorchs_values(call):
     mine, theirs = call(minigrad), call(torch)
     assert str(mine.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
     np.testing.assert_allclose(np.array(mine.tolist()), np.array(theirs.tolist()), rtol=1e-6)
+
+
+# ---- circular F.pad: PyTorch's composite (copies into slices of a new tensor), node for node ------------------
+def _tree(node, depth=8):
+    """The node's name (C++ namespace dropped, as minigrad's names are) and its edges' trees, `depth` deep."""
+    if node is None:
+        return None
+    name = node.name().removeprefix("torch::autograd::")
+    if depth == 0 or name == "AccumulateGrad":
+        return name
+    return name, tuple((_tree(n, depth - 1), nr) for n, nr in node.next_functions)
+
+
+_CIRCULAR = [((1, 2, 12), (2, 3)), ((2, 5), (1, 0)), ((2, 3, 4), (0, 4)), ((1, 2, 4, 6), (1, 2, 2, 1)),
+             ((1, 2, 4, 6), (-1, 2, 0, 1)), ((2, 4, 5), (3, -2, 1, 1)), ((1, 2, 3, 4, 5), (1, 2, 0, 1, 2, 0)),
+             ((1, 2, 3), (-4, 1)), ((1, 2, 0, 3), (1, 0, 0, 0))]
+
+
+@pytest.mark.parametrize("shape,pad", _CIRCULAR)
+def test_circular_pad_records_pytorchs_graph_and_bits(shape, pad):
+    a = np.random.default_rng(len(pad) + shape[-1]).standard_normal(shape).astype(np.float32)
+    got = {}
+    for L, F in ((minigrad, MF), (torch, TF)):
+        x = L.tensor(a, requires_grad=True)
+        y = F.pad(x * 2, pad, mode="circular")
+        g = np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(np.float32) * np.logspace(
+            -4, 4, y.shape[-1], dtype=np.float32)
+        y.backward(L.tensor(g))
+        got[L] = (_tree(y.grad_fn), np.array(y.tolist(), np.float32), np.array(x.grad.tolist(), np.float32))
+    assert got[minigrad][0] == got[torch][0]
+    for mine, theirs in zip(got[minigrad][1:], got[torch][1:]):  # (the gradient's sums in PyTorch's order)
+        assert mine.shape == theirs.shape and (mine.view(np.uint32) == theirs.view(np.uint32)).all()
+
+
+def test_circular_pad_module_and_double_backward_as_pytorch():
+    a = np.random.default_rng(3).standard_normal((1, 2, 3, 4))
+    got = {}
+    for L in (minigrad, torch):
+        x = L.tensor(a, requires_grad=True)
+        y = L.nn.CircularPad2d((1, 2, 2, 0))(x)
+        (gx,) = L.autograd.grad((y * y * y).sum(), x, create_graph=True)
+        (ggx,) = L.autograd.grad(gx.sum(), x)
+        got[L] = _tree(y.grad_fn, 3), np.array(gx.tolist()), np.array(ggx.tolist())
+    assert got[minigrad][0] == got[torch][0]
+    np.testing.assert_allclose(got[minigrad][1], got[torch][1], rtol=1e-12)
+    np.testing.assert_allclose(got[minigrad][2], got[torch][2], rtol=1e-12)
