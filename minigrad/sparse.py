@@ -1214,6 +1214,9 @@ class CompressedTensor:
 
     array = SparseTensor.array
 
+    def _unsupported_layout(self):
+        return RuntimeError(f"unsupported tensor layout: {'SparseCsr' if self.is_sparse_csr else 'SparseCsc'}")
+
     def __getattr__(self, name):
         if name.startswith("__") or not hasattr(Tensor, name):
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
@@ -1225,6 +1228,33 @@ class CompressedTensor:
                 "for this backend, or was omitted during the selective/custom build process (if using custom build).")
 
         return unsupported
+
+
+def _compressed_elementwise(name):
+    """A compressed tensor's method `name` (and its in-place form) of the COO table's zero-keeping ops: the op on
+    its values, its pointers kept (no coalescing: each element is stored once)."""
+    op = _ELEMENTWISE[name][0]
+
+    def method(self, *args, **kwargs):
+        if op == "round" and (args or kwargs):
+            raise self._unsupported_layout()
+        return self._like(getattr(self._values_t, op)(*args, **kwargs))
+
+    def in_place(self, *args, **kwargs):
+        getattr(self._values_t, op + "_")(*args, **kwargs)
+        return self
+
+    method.__name__, in_place.__name__ = name, name + "_"
+    return method, in_place
+
+
+_COMPRESSED_LACKS = ("square", "nan_to_num")  # (PyTorch's compressed layouts run these as other ops: refused)
+for _name in _ELEMENTWISE:
+    if _name not in _COMPRESSED_LACKS:
+        _method, _in_place = _compressed_elementwise(_name)
+        setattr(CompressedTensor, _name, _method)
+        if hasattr(Tensor, _name + "_"):
+            setattr(CompressedTensor, _name + "_", _in_place)
 
 
 def to_compressed(a, layout_name, dense_dim=None):

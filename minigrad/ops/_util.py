@@ -92,11 +92,16 @@ def _dense(a):
 
 def not_dense(name, input, *args, **kwargs):
     """An elementwise function's `input` that is no dense tensor (its `.array` could not be read): a sparse COO
-    tensor runs its method `name`, the op on its values for the ops of minigrad/sparse.py's _ELEMENTWISE table
-    and PyTorch's refusal for the others; anything else is refused as PyTorch's parser refuses a non-tensor.
+    (or CSR, CSC) tensor runs its method `name`, the op on its values for the ops of minigrad/sparse.py's
+    _ELEMENTWISE table and PyTorch's refusal for the others; anything else is refused as PyTorch's parser refuses a
+    non-tensor.
     (Reached from the function's own first look at its input, so a dense call pays nothing for it.)"""
     if getattr(input, "is_sparse", False) is True:
         return getattr(input, name)(*args, **kwargs)
+    if getattr(input, "_compressed", False) is True:  # (CSR, CSC: the ops on values they have, else PyTorch's refusal)
+        if name in type(input).__dict__:
+            return getattr(input, name)(*args, **kwargs)
+        raise input._unsupported_layout()
     raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
 
 

@@ -67,9 +67,25 @@ def test_a_sparse_input_to_an_op_sparse_tensors_lack(name):
     assert want_text.startswith(text) and text.endswith("(if using custom build).")  # (PyTorch lists its backends)
 
 
-@pytest.mark.parametrize("name", ["neg", "tanh", "relu", "isnan"])
-@pytest.mark.xfail(strict=True, reason="minigrad's CSR tensors run no elementwise ops: refused as a non-tensor")
-def test_a_csr_input(name):
+@pytest.mark.parametrize("layout", ["to_sparse_csr", "to_sparse_csc"])
+@pytest.mark.parametrize("name", ["neg", "tanh", "relu", "isnan", "abs", "sgn", "signbit", "round", "positive"])
+def test_a_compressed_input_runs_the_op_on_its_values(name, layout):
     dense = [[0.0, 1.5], [-2.0, 0.0]]
-    mine = getattr(minigrad, name)(minigrad.tensor(dense).to_sparse_csr())
-    assert mine.to_dense().tolist() == getattr(torch, name)(torch.tensor(dense).to_sparse_csr()).to_dense().tolist()
+    mine = getattr(minigrad, name)(getattr(minigrad.tensor(dense), layout)())
+    theirs = getattr(torch, name)(getattr(torch.tensor(dense), layout)())
+    assert str(mine.layout).split(".")[1] == str(theirs.layout).split(".")[1]
+    assert str(mine.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    np.testing.assert_allclose(np.array(mine.values().tolist(), float), np.array(theirs.values().tolist(), float),
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.array(mine.to_dense().tolist(), float), np.array(theirs.to_dense().tolist(), float),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["to_sparse_csr", "to_sparse_csc"])
+@pytest.mark.parametrize("call", [lambda L, c: L.exp(c), lambda L, c: L.square(c), lambda L, c: L.cos(c),
+                                  lambda L, c: L.round(c, decimals=1)])
+def test_a_compressed_input_to_an_op_its_layout_lacks(call, layout):
+    dense = [[0.0, 1.5], [-2.0, 0.0]]
+    mine = _error(lambda: call(minigrad, getattr(minigrad.tensor(dense), layout)()))
+    assert mine == _error(lambda: call(torch, getattr(torch.tensor(dense), layout)()))
+    assert mine[0] == "RuntimeError"
