@@ -10,7 +10,7 @@
 import builtins as _builtins
 import math as _math
 import warnings as _warnings
-from . import _aliases, autograd, dtypes, ops, random  # noqa: F401
+from . import _aliases, _lazy, autograd, dtypes, ops, random  # noqa: F401
 from .backends import get_kernels, get_num_threads, kernels, set_kernels, set_num_threads  # noqa: F401
 from .backends.process import raise_mmap_threshold as _raise_mmap_threshold
 from .backends.flags import (  # noqa: F401
@@ -81,9 +81,6 @@ _warnings.filterwarnings("ignore", r"(divide by zero|invalid value|overflow|unde
                          RuntimeWarning, r"(minigrad|nn|gpt)(\.|$)", append=True)
 # a step's arrays of a few hundred KiB reuse glibc's heap, as in a PyTorch process (no setting changed)
 _raise_mmap_threshold()
-
-from .compiler import compile  # noqa: E402 (torch.compile's name; after the ops it records)
-
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
@@ -255,40 +252,37 @@ _SYM = {"sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym
         "sym_constrain_range_for_size"}
 
 
-def __getattr__(name):
-    # minigrad.cuda, .cpu, .amp, .memory, .viz, .utils, .special, .linalg, ... load on first use: the engine itself needs none of them;
-    # minigrad.nn and minigrad.optim are nn and nn.optim (through the alias finder in _aliases.py)
+# names bound at their first read (minigrad/_lazy.py): the engine itself needs none of them
+_ON_USE = _lazy.names_of({
+    # minigrad.cuda, .amp, .utils, .linalg, ...; minigrad.nn and minigrad.optim are nn and nn.optim (through the
+    # alias finder in _aliases.py)
+    None: ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
+           "_dynamo", "_inductor", "_logging", "accelerator", "version", "distributions", "special", "testing", "mps",
+           "multiprocessing", "jit", "func", "profiler", "fft", "sparse", "signal", "hub", "linalg", "library",
+           "futures", "return_types", "functional", "overrides", "compiler"),
+    ".compiler": ("compile",),  # torch.compile (minigrad.compile: its recorder, programs and guards)
+    ".fft": ("stft", "istft"),  # torch.stft is torch.fft's here
+    # (and minigrad.sparse: mm, addmm, sum, softmax, the legacy FloatTensor)
+    ".sparse": ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spmm", "hspmm", "dsmm", "smm",
+                "sspaddmm"),
+    ".nn.functional": _FUNCTIONAL,  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
+    ".utils.dlpack": ("from_dlpack", "to_dlpack"),  # torch.from_dlpack is torch.utils.dlpack's
+    "._sym": tuple(_SYM),  # torch.sym_int, sym_max, ...: the builtins on plain numbers
+    ".storage": ("TypedStorage", "UntypedStorage"),
+    ".func": ("vmap",),  # torch.vmap is torch.func.vmap
+    ".amp": tuple(_AMP),  # torch.autocast is torch.amp.autocast, ...
+    ".serialization": ("save", "load"),  # minigrad.serialization's (zipfile and pickle load with it)
+})
+
+
+def _made_on_use(name):
+    """The names made, not just imported, at their first read."""
     import importlib
 
-    if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
-                "_dynamo", "_inductor", "_logging", "accelerator", "version", "distributions", "special", "testing",
-                "mps", "multiprocessing", "jit", "func", "profiler", "fft", "sparse", "signal", "hub", "linalg",
-                "library", "futures", "return_types", "functional", "overrides"):
-        return importlib.import_module(f".{name}", __name__)
-    if name in ("stft", "istft"):  # torch.stft is torch.fft's here
-        return getattr(importlib.import_module(".fft", __name__), name)
-    if name in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spmm", "hspmm", "dsmm", "smm",
-                "sspaddmm"):
-        # (and minigrad.sparse: mm, addmm, sum, softmax, the legacy FloatTensor)
-        return getattr(importlib.import_module(".sparse", __name__), name)
-    if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
-        return getattr(importlib.import_module(".nn.functional", __name__), name)
-    if name in ("from_dlpack", "to_dlpack"):  # torch.from_dlpack is torch.utils.dlpack's
-        return getattr(importlib.import_module(".utils.dlpack", __name__), name)
-    if name.startswith("sym_") and name in _SYM:  # torch.sym_int, sym_max, ...: the builtins on plain numbers
-        return getattr(importlib.import_module("._sym", __name__), name)
-    if name in ("TypedStorage", "UntypedStorage"):
-        return getattr(importlib.import_module(".storage", __name__), name)
     if name.endswith("Storage"):  # torch.FloatStorage, LongStorage, ...: what Tensor.storage_type() returns
         storage_class = importlib.import_module(".storage", __name__).legacy_storage_class(name)
         if storage_class is not None:
             return storage_class
-    if name == "vmap":  # torch.vmap is torch.func.vmap
-        return importlib.import_module(".func", __name__).vmap
-    if name in _AMP:  # torch.autocast is torch.amp.autocast, ...
-        return getattr(importlib.import_module(".amp", __name__), name)
-    if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)
-        return getattr(importlib.import_module(".serialization", __name__), name)
     if name in _IN_PLACE_FUNCTIONS and hasattr(Tensor, name):  # torch.relu_(x), torch.clamp_(x, 0): x's method
         method = getattr(Tensor, name)
 
@@ -307,3 +301,6 @@ def __getattr__(name):
         raise AttributeError(f"module 'minigrad' has no attribute '{name}': minigrad has no complex32 dtype "
                              "(numpy has none): use complex64")
     raise AttributeError(f"module 'minigrad' has no attribute '{name}'")
+
+
+__getattr__ = _lazy.attach(__name__, _ON_USE, _made_on_use)

@@ -7,9 +7,19 @@
 `nn.Module` and the layers mirror `torch.nn`; `nn.optim` mirrors `torch.optim`; `nn.save` /
 `nn.load` write and read checkpoints as safetensors files (no pickle, so loading runs no code).
 """
-from . import functional, init, optim, utils
+from minigrad import _lazy
+
+from . import functional, init, modules, optim, utils
 from .module import Module
-from .modules import GELU, Dropout, Embedding, Identity, LayerNorm, Linear, ModuleDict, ModuleList, ReLU, Sequential, Tanh
+# the layers of a GPT or an MLP, and the others of their files; every other layer is imported at its first use
+# (nn.Conv2d, `from nn import LSTM`: minigrad/_lazy.py), from the table in nn/modules/__init__.py
+from .modules import (  # noqa: F401
+    CELU, ELU, GELU, GLU, SELU, AlphaDropout, Bilinear, Container, CrossMapLRN2d, Dropout, Dropout1d, Dropout2d,
+    Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout, Flatten, GroupNorm, Hardshrink, Hardsigmoid, Hardswish,
+    Hardtanh, Identity, LayerNorm, LeakyReLU, Linear, LocalResponseNorm, LogSigmoid, LogSoftmax, Mish, ModuleDict,
+    ModuleList, MultiheadAttention, ParameterDict, ParameterList, PReLU, ReLU, ReLU6, RMSNorm, RReLU, Sequential,
+    Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold, Unflatten,
+)
 from .parameter import Buffer, Parameter
 
 __all__ = [
@@ -19,13 +29,6 @@ __all__ = [
 ]
 
 # the layers beyond the GPT's: more activations, convolution, pooling, batch norm, the loss modules
-from .modules import (  # noqa: E402
-    CELU, ELU, SELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, BCELoss, BCEWithLogitsLoss, Conv1d,
-    Conv2d, CrossEntropyLoss, Flatten, Hardsigmoid, Hardswish, Hardtanh, KLDivLoss, L1Loss, LeakyReLU, LogSigmoid,
-    MaxPool2d, Mish, MSELoss, NLLLoss, ReLU6, SiLU, SmoothL1Loss, Softmin, Softplus, Softsign,
-)
-from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
-
 __all__ += [
     "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus",
     "Softsign", "LogSigmoid", "Softmin", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
@@ -35,26 +38,12 @@ __all__ += [
 ]
 
 # attention and the Transformer (torch.nn.modules.activation's MultiheadAttention, torch.nn.modules.transformer)
-from .modules import (  # noqa: E402
-    MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
-    TransformerEncoderLayer,
-)
-
 __all__ += [
     "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
 ]
 
 # the modules of the functional ops in nn/_functional/composed*.py
-from .modules import (  # noqa: E402
-    GLU, AdaptiveAvgPool1d, AlphaDropout, AvgPool1d, Bilinear, ChannelShuffle, CosineEmbeddingLoss, CosineSimilarity,
-    Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout, GaussianNLLLoss, GroupNorm, Hardshrink, HingeEmbeddingLoss,
-    HuberLoss, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LogSoftmax, MarginRankingLoss, MaxPool1d,
-    MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, PixelShuffle, PixelUnshuffle, PoissonNLLLoss, PReLU,
-    RMSNorm, RReLU, Sigmoid, Softmax, Softmax2d, SoftMarginLoss, Softshrink, Tanhshrink, Threshold, TripletMarginLoss,
-    Unflatten,
-)
-
 __all__ += [
     "Sigmoid", "Softmax", "LogSoftmax", "Softmax2d", "GLU", "Hardshrink", "Softshrink", "Tanhshrink", "Threshold",
     "RReLU", "PReLU", "CosineSimilarity", "PairwiseDistance", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
@@ -64,28 +53,16 @@ __all__ += [
     "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
 ]
 
-from .modules import ParameterDict, ParameterList  # noqa: E402
 
 __all__ += ["ParameterList", "ParameterDict"]
 
 # transposed convolutions, adaptive max pooling and the Upsample modules
-from .modules import (  # noqa: E402
-    AdaptiveMaxPool1d, AdaptiveMaxPool2d, ConvTranspose1d, ConvTranspose2d, Upsample, UpsamplingBilinear2d,
-    UpsamplingNearest2d,
-)
-
 __all__ += [
     "ConvTranspose1d", "ConvTranspose2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
     "UpsamplingNearest2d", "UpsamplingBilinear2d",
 ]
 
 # the padding modules (F.pad with fixed amounts and mode) and the triplet loss of any distance
-from .modules import (  # noqa: E402
-    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
-    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
-    TripletMarginWithDistanceLoss, ZeroPad1d, ZeroPad2d, ZeroPad3d,
-)
-
 __all__ += [
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
     "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
@@ -93,32 +70,18 @@ __all__ += [
 ]
 
 # bags of embeddings
-from .modules import EmbeddingBag  # noqa: E402
-
 __all__ += ["EmbeddingBag"]
 
 # sliding blocks, LP pooling, local response normalization
-from .modules import Fold, LocalResponseNorm, LPPool1d, LPPool2d, Unfold  # noqa: E402
-
 __all__ += ["Fold", "Unfold", "LPPool1d", "LPPool2d", "LocalResponseNorm"]
 
 # lazy modules: the input size read from the first input
-from .modules import (  # noqa: E402
-    LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyConvTranspose1d, LazyConvTranspose2d, LazyLinear,
-)
 from .parameter import UninitializedBuffer, UninitializedParameter  # noqa: E402
-
 __all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyBatchNorm1d",
             "LazyBatchNorm2d", "UninitializedParameter", "UninitializedBuffer"]
 
 
 # the 3-d family, max unpooling, the lazy instance norms, SyncBatchNorm and NLLLoss2d (NLLLoss's old name)
-from .modules import (  # noqa: E402
-    AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, BatchNorm3d, Conv3d, ConvTranspose3d, LazyBatchNorm3d, LazyConv3d,
-    LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LPPool3d, MaxPool3d, MaxUnpool1d,
-    MaxUnpool2d, MaxUnpool3d, NLLLoss2d, SyncBatchNorm,
-)
-
 __all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d",
             "BatchNorm3d", "LPPool3d", "LazyConv3d", "LazyConvTranspose3d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
             "LazyInstanceNorm2d", "LazyInstanceNorm3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "NLLLoss2d",
@@ -127,32 +90,21 @@ __all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgP
 __all__ += ["Buffer", "DataParallel"]
 
 # sequence losses: CTC; the adaptive softmax of large vocabularies
-from .modules import AdaptiveLogSoftmaxWithLoss, CTCLoss, MultiLabelMarginLoss  # noqa: E402
-
 __all__ += ["CTCLoss", "AdaptiveLogSoftmaxWithLoss", "MultiLabelMarginLoss"]
 
 # PyTorch 2.13's: fractional max pooling, the legacy CrossMapLRN2d and Container, the fused linear + cross entropy
-from .modules import (  # noqa: E402
-    Container, CrossMapLRN2d, FractionalMaxPool2d, FractionalMaxPool3d, LinearCrossEntropyLoss,
-)
-
 __all__ += ["Container", "CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LinearCrossEntropyLoss"]
 
 
-def __getattr__(name):
-    # nn.save, nn.load and CheckpointError come from nn/serialization.py, imported on first use: it
-    # brings safetensors and minigrad's checkpoint code, which a script that saves nothing never needs
-    if name in ("save", "load", "CheckpointError"):
-        from . import serialization
+# on first use: the layers beyond the ones above; nn.save, nn.load and CheckpointError (nn/serialization.py: safetensors
+# and minigrad's checkpoint code, which a script that saves nothing never needs); nn.parallel and DataParallel, and
+# the submodules PyTorch binds at import (attention, common_types)
+__getattr__ = _lazy.attach(__name__, {
+    **{name: ".modules" + where for name, where in modules.LAZY.items() if name in __all__},
+    **_lazy.names_of({".serialization": ("save", "load", "CheckpointError"), ".parallel": ("DataParallel",),
+                      None: ("parallel", "attention", "common_types")}),
+})
 
-        return getattr(serialization, name)
-    if name in ("parallel", "DataParallel"):  # (imported on first use, as PyTorch's torch.nn.parallel is there)
-        import importlib
 
-        parallel = importlib.import_module(".parallel", __name__)
-        return parallel if name == "parallel" else parallel.DataParallel
-    if name in ("attention", "common_types"):  # (submodules, bound on first use as PyTorch's are at import)
-        import importlib
-
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

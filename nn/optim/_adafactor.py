@@ -113,3 +113,6 @@ class Adafactor(Optimizer):
         denom = max(1.0, float(xp.linalg.norm(u.reshape(-1))) / (u.size ** 0.5 * d))
         u *= -alpha / denom
         w += u
+
+
+Adafactor.__module__ = __name__.rpartition(".")[0]  # nn.optim (PyTorch's: its module is private)

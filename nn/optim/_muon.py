@@ -102,3 +102,6 @@ class Muon(Optimizer):
             w *= 1 - lr * wd
             w -= adjust_lr(lr, group["adjust_lr_fn"], w.shape) * ortho.astype(w.dtype)
             p._bump_version()
+
+
+Muon.__module__ = __name__.rpartition(".")[0]  # nn.optim (PyTorch's: its module is private)
