@@ -4,6 +4,7 @@ the count moves by well under 1%.
 
     python bench/op_instructions.py sigmoid cross_entropy      # ops of small_ops_bench.py --ops
     python bench/op_instructions.py mlp                        # small_models_bench.py's mlp step
+    python bench/op_instructions.py transformer compiled:transformer   # a small kind, eager and replayed
 
 Each figure is (instructions of N calls - instructions of none) / N, both runs after the same warm-up,
 with PYTHONHASHSEED fixed (dict and set layouts otherwise differ from run to run). Needs valgrind.
@@ -15,16 +16,22 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SMALL_KINDS = ("rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer")  # compile_bench's (issue 30's)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
 def loop(name, n):
     """Warm up, then run `name` n times."""
-    if name == "mlp":
+    if name == "mlp" or name.split(":")[-1] in SMALL_KINDS:  # (compiled:<kind>: its minigrad.compile replay)
+        import minigrad
         import small_models_bench
 
-        step = small_models_bench.build_mlp(small_models_bench.minigrad_as_torch())
+        torch = small_models_bench.minigrad_as_torch()
+        torch.manual_seed(0)
+        step = small_models_bench.build(torch, name.split(":")[-1])
+        if name.startswith("compiled:"):
+            step = minigrad.compile(step)
     else:
         import minigrad
         import nn
@@ -57,7 +64,7 @@ def main():
     if sys.argv[1:2] == ["--loop"]:
         return loop(sys.argv[2], int(sys.argv[3]))
     for name in sys.argv[1:]:
-        n = 300 if name == "mlp" else 1000
+        n = 300 if name == "mlp" else 100 if name.split(":")[-1] in SMALL_KINDS else 1000
         print(f"{name:<15}{(count(name, n) - count(name, 0)) // n:>10}", flush=True)
 
 

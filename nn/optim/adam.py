@@ -169,7 +169,7 @@ class Adam(Optimizer):
             stepped = [p for p in group["params"] if p._grad is not None]
             unstepped = [p for p in group["params"] if p._grad is None]
             if not stepped:
-                plans.append((group, (), unstepped, None, None))
+                plans.append((group, tuple(group["params"]), (), unstepped, None, None))
                 continue
             try:
                 arrays = [(p.array, state[p]["step"].array, state[p]["exp_avg"].array, state[p]["exp_avg_sq"].array)
@@ -186,23 +186,28 @@ class Adam(Optimizer):
             if prepare is None or args[0][0].dtype.kind != "f" or not all(impl.supports(*a) for a in args) \
                     or any(type(p._grad) is not Tensor or a[0].dtype != args[0][0].dtype for p, a in zip(stepped, args)):
                 return None
-            plans.append((group, stepped, unstepped, args[0][0].dtype, prepare(*zip(*[(w, m, v) for w, _, m, v in arrays]))))
+            plans.append((group, tuple(group["params"]), list(zip(stepped, [state[p] for p in stepped])), unstepped,
+                          args[0][0].dtype, prepare(*zip(*[(w, m, v) for w, _, m, v in arrays]))))
             held += [a for four in arrays for a in four]
         if not held:
             return None
+        keys, entries = list(state), list(state.values())  # (held by identity: no parameter hashed per replay)
 
         def replay():
-            if self.param_groups is not groups or self.state is not state or len(groups) != len(plans):
+            if self.param_groups is not groups or self.state is not state or len(groups) != len(plans) \
+                    or len(state) != len(keys) or not all(map(is_, state, keys)) \
+                    or not all(map(is_, state.values(), entries)):
                 return False
             now, work = [], []
             try:
-                for group, stepped, unstepped, dtype, run in plans:
-                    if _own_code(group) or len(group["params"]) != len(stepped) + len(unstepped) \
+                for group, order, stepped, unstepped, dtype, run in plans:
+                    params = group["params"]
+                    if _own_code(group) or len(params) != len(order) or not all(map(is_, params, order)) \
                             or any(p._grad is not None for p in unstepped):
                         return False
                     counts, grads = [], []
-                    for p in stepped:
-                        st, g = state.get(p), p._grad
+                    for p, st in stepped:
+                        g = p._grad
                         if type(g) is not Tensor or g.array.dtype != dtype:  # (None: frozen since; sparse)
                             return False
                         count = st["step"].array
@@ -227,8 +232,8 @@ class Adam(Optimizer):
                 lr, beta1, beta2, eps = float(group["lr"]), float(beta1), float(beta2), float(group["eps"])
                 wd, decoupled = float(group["weight_decay"]), group.get("decoupled_weight_decay", self.decoupled_weight_decay)
                 run(grads, lr, beta1, beta2, wd, decoupled, *_bias_corrected(step, lr, beta1, beta2, eps))
-                for p in stepped:
-                    p._bump_version()
+                for p, _ in stepped:
+                    p._version_counter[0] += 1  # (p._bump_version())
             return True
 
         return replay

@@ -22,7 +22,7 @@ from minigrad.autograd.function import RemovableHandle
 from minigrad.device import array_module, to_device
 
 from minigrad.backends.arrays import for_blocks, scratch
-from ..utils import _zero_grad
+from ..utils import _CompiledZeroGrad, _zero_grad
 
 # 128K elements: the 5 float32 arrays of one AdamW block (512 KiB each) stay in the L2/L3 cache across its
 # 13 passes, and blocks are big enough that the per-block Python overhead is noise (docs/performance.md)
@@ -342,8 +342,10 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Reset every parameter's gradient: to None (default, frees memory) or to zeros."""
-        if recording.hook.recorder is not None:
-            return recording.hook.recorder.on_call(self.zero_grad, set_to_none)
+        if recording.hook.recorder is not None:  # (a subclass's own zero_grad is re-run as it is)
+            own = type(self).zero_grad is Optimizer.zero_grad
+            call = _CompiledZeroGrad("Optimizer.zero_grad", self) if own else self.zero_grad
+            return recording.hook.recorder.on_call(call, set_to_none)
         _zero_grad((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure=None):

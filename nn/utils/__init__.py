@@ -213,7 +213,7 @@ def _zero_grad(parameters, set_to_none=True):
     """Forget (set_to_none) or zero the `.grad` of each parameter: the one mechanism behind
     `Module.zero_grad` and `Optimizer.zero_grad`."""
     if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
-        return recording.hook.recorder.on_call(_zero_grad, list(parameters), set_to_none)
+        return recording.hook.recorder.on_call(_CompiledZeroGrad("_zero_grad"), list(parameters), set_to_none)
     for p in parameters:
         g = p.grad
         if g is None:
@@ -228,6 +228,34 @@ def _zero_grad(parameters, set_to_none=True):
         g.grad_fn, g._requires_grad = None, False
         g.array.fill(0)
         g._bump_version()
+
+
+class _CompiledZeroGrad:
+    """`zero_grad` as a minigrad.compile replay calls it: with set_to_none, each leaf's gradient let go of
+    directly (`p._grad = None`: what `p.grad`'s getter and setter come to for a leaf of Tensor's own `grad`
+    property outside a capture), none of the property calls around it; a non-leaf (the getter's warning), a
+    subclass's own `grad` or zeroing in place runs `_zero_grad` itself. The parameters are the call's
+    argument, or, given an optimizer, those of its param_groups at each call (a group added since)."""
+
+    def __init__(self, qualname, optimizer=None):
+        self.__qualname__, self.optimizer = qualname, optimizer
+
+    def __call__(self, *args):
+        if self.optimizer is None:
+            params, set_to_none = args
+        else:
+            (set_to_none,) = args
+            params = [p for g in self.optimizer.param_groups for p in g["params"]]
+        if not set_to_none:
+            return _zero_grad(params, set_to_none)
+        for p in params:
+            if p.grad_fn is None and type(p).grad is _GRAD:
+                p._grad = None
+            else:
+                _zero_grad((p,), set_to_none)
+
+
+_GRAD = Tensor.grad  # (the property itself)
 
 
 def parameters_to_vector(parameters):

@@ -34,16 +34,24 @@ def prepared_forward(params, exp_avgs, exp_avg_sqs):
     chosen once: a function (grads, lr, beta1, beta2, weight_decay, decoupled, step_scale, eps_scaled)
     -> None stepping them all with one set of scalars, for an optimizer step that minigrad.compile
     replays (the same kernels: the same bits)."""
-    dt = params[0].dtype.type
-    flats = [(w.reshape(-1), m.reshape(-1), v.reshape(-1), w.reshape(-1)[:0],
+    dt, dtype, ndarray = params[0].dtype.type, params[0].dtype, np.ndarray
+    flats = [(w.reshape(-1), m.reshape(-1), v.reshape(-1), w.reshape(-1)[:0], w.shape,
               w.size >= team.TEAM_MIN_ELEMENTS and _adam_team.on_team()) for w, m, v in zip(params, exp_avgs, exp_avg_sqs)]
     plain = _adam._plain()  # (numba's dispatcher itself: the kernel wrapper's checks made here, once)
+    # the compiled function for flat arrays of this dtype, looked up once (numba checks no types when it is
+    # called: every array here, and each gradient at each call, is checked to be one); else the dispatcher
+    entry = None
+    if all(team.prepared_flat(a, dtype, a.shape) is not None and a.flags.c_contiguous for f in flats for a in f[:4]):
+        w, _, _, none, _, _ = flats[0]
+        entry = _adam.entry(w, w, w, w, none, *_scalars(dt, 0.0, 0.0, 0.0, 0.0, True, 0.0, 0.0))
 
     def run(grads, lr, beta1, beta2, weight_decay, decoupled, step_scale, eps_scaled):
         scalars = _scalars(dt, lr, beta1, beta2, weight_decay, decoupled, step_scale, eps_scaled)
-        for (w, m, v, none, on_team), g in zip(flats, grads):
+        for (w, m, v, none, shape, on_team), g in zip(flats, grads):
             if on_team:
                 _adam_team(w, g.reshape(-1), m, v, none, *scalars, _adam_team.threads())
+            elif entry is not None and type(g) is ndarray and g.dtype is dtype and g.shape == shape and g.flags.aligned:
+                entry(w, g.ravel(), m, v, none, *scalars)  # (g is only read: a read-only one is read as any)
             else:
                 plain(w, g.reshape(-1), m, v, none, *scalars)
 
