@@ -344,6 +344,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if min(len(qs), len(ks), len(vs)) < 2:
         raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
                            f"{len(qs)} key.dim: {len(ks)} and value.dim: {len(vs)} instead.")
+    if dt.kind not in "fc":  # (PyTorch's math path: its float scale meets the integer or bool inputs)
+        if len(qs) == len(ks) == 2:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: float != {cpp_name(dt)}")
+        raise RuntimeError(f"expected scalar type Float but found {query.dtype._legacy[:-6]}")
     if attn_mask is not None and attn_mask.array.dtype not in (np.bool_, dt):  # a float mask: the query's dtype
         m, q = (cpp_name(d) for d in (attn_mask.array.dtype, dt))
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "

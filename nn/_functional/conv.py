@@ -18,6 +18,7 @@ import itertools
 
 
 from minigrad import backends
+from minigrad._warn_once import warn_once
 from minigrad.autograd.function import keep_absent_edges
 from minigrad.dtypes import cpp_name, from_numpy_dtype, promote_types, type_text
 
@@ -432,6 +433,10 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
         raise RuntimeError(f"Given weight of size {ws}, expected bias to be 1-dimensional with {out_channels} elements, "
                            f"but got bias of size {list(bias.shape)} instead")
     kernel = tuple(ws[2:])
+    if 0 in kernel:  # (PyTorch's words: a 1-d kernel shown as its 2-d one)
+        got = (f": {' x '.join(map(str, kernel))} (TxHxW)" if n == 3 else
+               " kernel_height: {} kernel_width: {}".format(*((1,) * (n == 1) + kernel)))
+        raise RuntimeError("kernel size should be greater than zero, but got" + got)
     if isinstance(padding, str):
         if padding == "valid":
             pads = ((0, 0),) * n
@@ -440,6 +445,9 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
             # the total d (k - 1) split as PyTorch does: the odd one extra on the right
             pads = tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+            if any(left != right for left, right in pads):
+                warn_once("conv_same_asymmetric", "Using padding='same' with even kernel lengths and odd dilation may "
+                          "require a zero-padded copy of the input be created")
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:

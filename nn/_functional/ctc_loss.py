@@ -151,8 +151,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     t = targets.array.astype(np.int64, copy=False)
     if t.ndim == 1:  # concatenated: sample n's labels start after the previous samples'
         starts = np.concatenate([[0], np.cumsum(tl)[:-1]]).astype(np.int64)
-        if int(tl.sum()) > t.shape[0]:
-            raise RuntimeError(f"Expected tensor to have size at least {int(tl.sum())} at dimension 0, but got size "
+        if int(tl.sum()) != t.shape[0]:  # (PyTorch's check: exactly the labels of all samples)
+            raise RuntimeError(f"Expected tensor to have size {int(tl.sum())} at dimension 0, but got size "
                                f"{t.shape[0]} for argument #2 'targets' " + _ALLOCATE)
         S = int(tl.max()) if N else 0
         cols = np.minimum(starts[:, None] + np.arange(S)[None, :], max(t.shape[0] - 1, 0))

@@ -8,6 +8,7 @@ The bag layout (which entry goes to which bag) is an op of input and offsets (se
 the host to lay the rows out.
 """
 import functools
+import warnings
 
 import numpy as np
 
@@ -98,6 +99,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     """
     check_tensor(input, "input", "embedding_bag")
     check_tensor(weight, "weight", "embedding_bag")
+    if weight.dtype == minigrad.int64 and input.dtype.is_floating_point:  # the old order, still taken as PyTorch
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+                      "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
+                      stacklevel=2)
+        input, weight = weight, input
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
                          f"must have the same shape as the input ({input.shape})")

@@ -319,6 +319,8 @@ def _name(t):  # PyTorch's name of a tensor's dtype in its errors: Float, Double
 def _check_ids(ids, n):
     """PyTorch's IndexError for an embedding id outside [0, n) (numpy's take would wrap a negative one)."""
     if some_id_outside(ids, n):
+        if n == 0:  # (PyTorch's index_select refuses an empty table before it looks at the ids)
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
         lo, hi = int(ids.min()), int(ids.max())
         err = IndexError("index out of range in self")  # PyTorch's text; which id, in a note under the traceback
         err.__notes__ = [f"embedding id {lo if lo < 0 else hi} is not in [0, {n}) (the weight has {n} rows)"]
@@ -468,11 +470,13 @@ def check_embedding_ids(input):
 
 
 def embedding(input, weight, padding_idx=None, scale_grad_by_freq=False):
+    if weight.array.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     check_embedding_ids(input)
     n = weight.array.shape[0]
     if padding_idx is not None:
         if not -n <= padding_idx < n:
-            raise AssertionError(f"padding_idx {padding_idx} must be within num_embeddings {n}")
+            raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= n
     if scale_grad_by_freq:
         return Embedding.apply(input, weight, padding_idx, True)
@@ -492,9 +496,14 @@ def embedding_renorm_(weight, input, max_norm, norm_type):
 
 
 def _renorm_rows(weight, input, max_norm, norm_type):
-    _check_ids(input.array, weight.array.shape[0])
     xp = xp_of(weight.array)
     ids = xp.unique(input.array.reshape(-1))
+    n = weight.array.shape[0]
+    outside = ids[(ids < -n) | (ids >= n)]  # PyTorch's renorm selects each row, in the ids' sorted order
+    if outside.size:
+        raise IndexError(f"select(): index {int(outside[0])} out of range for tensor of size "
+                         f"{list(weight.shape)} at dimension 0")
+    _check_ids(input.array, n)
     rows = weight.array[ids]
     norms = xp.linalg.norm(rows, ord=norm_type, axis=-1)
     scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)

@@ -857,7 +857,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = _legacy_reduction(size_average, reduce, reduction)
     layout = _check_class_target(input, target, weight, "nll_loss")
     if input.array.dtype.kind != "f":
-        raise RuntimeError(f"nll_loss: expected floating point input, got {input.dtype}")
+        kernel = "nll_loss2d_forward_out_frame" if layout == 3 else "nll_loss_out_frame"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy[:-6]}'")
     not_differentiable(weight, "weight", "nll_loss2d_forward" if layout == 3 else "nll_loss_forward")
     out = (NllLoss2d if layout == 3 else NllLoss).apply(input, target, weight, int(ignore_index), reduction, layout)
     return _viewed_back(out, input, layout, reduction)

@@ -17,6 +17,7 @@ import warnings
 
 import minigrad
 from minigrad import Tensor
+from minigrad.dtypes import cpp_name
 
 from .. import functional as F  # the public ops, which honour MINIGRAD_KERNELS=reference (bound by call time)
 
@@ -203,6 +204,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     elif bias_v is not None:
         raise AssertionError("bias_v is set but bias_k is None")
 
+    for t in (k if static_k is None else q, v if static_v is None else q):
+        if t.shape[1] != bsz:  # (PyTorch's view of the projection into bsz * num_heads heads)
+            raise RuntimeError(f"shape '[{t.shape[0]}, {bsz * num_heads}, {head_dim}]' is invalid for input of size "
+                               f"{t.numel()}")
     q = _split_heads(q, num_heads)
     k = _split_heads(k, num_heads) if static_k is None else _static(static_k, "static_k", bsz, num_heads, head_dim)
     v = _split_heads(v, num_heads) if static_v is None else _static(static_v, "static_v", bsz, num_heads, head_dim)
@@ -226,6 +231,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         dropout_p = 0.0
 
     if need_weights:
+        if attn_mask is not None and attn_mask.dtype != q.dtype:  # (PyTorch's baddbmm of the mask and q @ k^T)
+            raise RuntimeError(f"Input dtypes must be the same, got: input {cpp_name(attn_mask.array.dtype)}, batch1: "
+                               f"{cpp_name(q.array.dtype)}, batch2: {cpp_name(k.array.dtype)}")
         scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)  # (N, H, L, S)
         if attn_mask is not None:
             scores = scores + attn_mask

@@ -379,7 +379,11 @@ class AvgPoolAdjoint(Function):
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, n, name):
     kernel, stride, padding, _ = _pool_args(input, kernel_size, stride, padding, 1, name, n)
     if input.array.dtype.kind != "f":
-        raise NotImplementedError(f'"{name}" not implemented for {input.dtype}: pass a floating point tensor')
+        if input.dtype == minigrad.int64:  # PyTorch's kernels take int64 too: each sum divided, rounded toward 0
+            return _avg_pool(input.double(), kernel_size, stride, padding, ceil_mode, count_include_pad,
+                             divisor_override, n, name).trunc().long()
+        kernel = name if n == 2 else f"{name}_out_frame"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy[:-6]}'")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     x = input
@@ -565,8 +569,8 @@ def _adaptive_avg_pool(input, output_size, n, name):
                            f"{{{shown}}}")
     _check_adaptive_nonempty(input, name)
     if input.array.dtype.kind != "f":
-        raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
-                                  f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
+        kernel = name if n == 2 else f"{name}_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy[:-6]}'")
     if all(o == 1 for o in size):  # PyTorch's is then the mean over the window (its node MeanBackward1)
         return input.mean(tuple(range(-n, 0)), keepdim=True)
     xp, dt = xp_of(input.array), input.array.dtype

@@ -310,8 +310,10 @@ class LSTM(RNNBase):
             return self._packed_lstm(input, hx)
         input, batched = self._batched(input)
         if hx is not None:
-            if not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            if not isinstance(hx, (tuple, list)):
                 raise TypeError(f"LSTM: expected hx to be a tuple (h_0, c_0), got {type(hx).__name__}")
+            if len(hx) != 2:
+                raise RuntimeError("lstm expects two hidden states")
             dims = (hx[0].dim(), hx[1].dim())
             if batched and dims != (3, 3):
                 raise RuntimeError(f"For batched 3-D input, hx and cx should also be 3-D but got ({dims[0]}-D, "
@@ -374,6 +376,8 @@ class RNNCellBase(Module):
         name = self._name
         if not isinstance(input, minigrad.Tensor):
             raise TypeError(f"{name}: expected a minigrad Tensor as input, got {type(input).__name__}")
+        if name != "LSTMCell" and hx is not None and not isinstance(hx, minigrad.Tensor):
+            raise TypeError(f"{name}: expected hx to be a Tensor, got {type(hx).__name__}")
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         states = hx if isinstance(hx, tuple) else (hx,)

@@ -35,7 +35,7 @@ class Embedding(Module):
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
                         scale_grad_by_freq=False, sparse=False):
         """An Embedding whose weight is `embeddings` (num_embeddings, embedding_dim), frozen by default."""
-        if embeddings.ndim != 2:
+        if embeddings.dim() != 2:  # (PyTorch's call: a list has no dim)
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")  # PyTorch's type
         m = cls(*embeddings.shape, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                 scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings)
@@ -110,7 +110,7 @@ class EmbeddingBag(Module):
     def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                         mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
         """An EmbeddingBag whose weight is `embeddings` (num_embeddings, embedding_dim), frozen by default."""
-        if embeddings.ndim != 2:
+        if embeddings.dim() != 2:  # (PyTorch's call: a list has no dim)
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")  # PyTorch's type
         m = cls(*embeddings.shape, max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq,
                 mode=mode, sparse=sparse, _weight=embeddings, include_last_offset=include_last_offset,
@@ -141,4 +141,5 @@ def _make_table(module, num_embeddings, embedding_dim, padding_idx, weight, requ
 def _reset_table(module):
     init.normal_(module.weight)
     if module.padding_idx is not None:
-        module.weight.array[module.padding_idx] = 0
+        with minigrad.no_grad():  # (through Tensor indexing: a float padding_idx gets PyTorch's IndexError)
+            module.weight[module.padding_idx].fill_(0)

@@ -9,6 +9,7 @@ from collections import namedtuple
 
 import minigrad
 from minigrad import Tensor
+from minigrad.tensor import type_name
 
 _SORTED = ("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can pass "
            "`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this requirement if you "
@@ -25,6 +26,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     for i, s in enumerate(sequences):  # (PyTorch's argument parser, before the op's own checks)
         if not isinstance(s, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(s).__name__}")
+    if not isinstance(batch_first, bool):
+        raise TypeError(f"pad_sequence(): argument 'batch_first' (position 2) must be bool, not "
+                        f"{type_name(batch_first)}")
     if padding_side not in ("left", "right"):
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     if not sequences:
