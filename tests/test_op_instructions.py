@@ -30,3 +30,21 @@ def test_mlp_pieces_make_the_same_shapes_and_dtypes_on_both():
         a, b = mine[name](), theirs[name]()
         assert (tuple(a.shape), str(a.dtype).split(".")[1]) == (tuple(b.shape), str(b.dtype).split(".")[1]), name
         assert a.requires_grad == b.requires_grad, name
+
+
+def test_poly_pieces_are_named_in_order_and_run_on_both():
+    for fw in ("minigrad", "torch"):
+        calls = op_instructions.poly_pieces(op_instructions.framework(fw))
+        assert list(calls) + ["(loop)"] == op_instructions.poly_pieces_names == op_instructions.PIECES_NAMES["poly"]
+        for call in calls.values():
+            call()
+
+
+def test_poly_pieces_make_the_same_shapes_and_dtypes_on_both():
+    mine = op_instructions.poly_pieces(op_instructions.framework("minigrad"))
+    theirs = op_instructions.poly_pieces(op_instructions.framework("torch"))
+    for name in ("randn", "x ** 2", "x ** 3", "x ** 4", "cat", "make_features", "f(x)", "fc", "smooth_l1"):
+        a, b = mine[name](), theirs[name]()
+        assert (tuple(a.shape), str(a.dtype).split(".")[1]) == (tuple(b.shape), str(b.dtype).split(".")[1]), name
+        assert a.requires_grad == b.requires_grad, name
+    assert type(mine["step"]()) is type(theirs["step"]()) is float

@@ -476,22 +476,24 @@ def pow_scalar_array(x, e):
     exponents of a float array go through |x| and put the sign back: a C library's pow takes a slow path for
     a negative base, 50-100 times the time of a positive one. (numpy's own cases, 0, 1, 2, -1 and 0.5,
     stay numpy's, and so does float16, whose power numpy takes in float32 and rounds once, as PyTorch's
-    half: x*x*x in float16 would round at each step.)"""
-    if x.dtype.kind != "f" or x.dtype.itemsize < 4 or e in (0, 1, 2, -1, 0.5):
+    half: x*x*x in float16 would round at each step.) A 0-d x gives a 0-d array, not numpy's scalar."""
+    dt = x.dtype
+    if dt.kind != "f" or dt.itemsize < 4 or e in (0, 1, 2, -1, 0.5):
         return x ** e
-    if not builtins.float(e).is_integer() and e != -0.5 or builtins.abs(e) > 2**53:
+    if e.__class__ is not builtins.int and not e.is_integer() and e != -0.5 or not -2**53 <= e <= 2**53:
         return x ** e  # (a fractional power of a negative base is NaN either way)
-    xp = array_module(x)
-    out = xp.empty(x.shape, x.dtype)  # (each step into it: an array where x is 0-d too, and no temporaries)
+    xp = np if x.__class__ is np.ndarray else array_module(x)
     if e == 3:
-        return xp.multiply(xp.multiply(x, x, out=out), x, out=out)
-    if e == -2:
-        return xp.divide(1, xp.multiply(x, x, out=out), out=out)
-    if e == -0.5:
-        return xp.divide(1, xp.sqrt(x, out=out), out=out)
-    xp.power(xp.abs(x, out=out), e, out=out)
-    # an odd power keeps the base's sign (of -0.0 and -inf too)
-    return xp.copysign(out, x, out=out) if builtins.int(e) % 2 else out
+        out = x * x * x
+    elif e == -2:
+        out = 1 / (x * x)
+    elif e == -0.5:
+        out = 1 / xp.sqrt(x)
+    else:
+        out = xp.power(xp.abs(x), e)
+        if e % 2:  # an odd power keeps the base's sign (of -0.0 and -inf too)
+            out = xp.copysign(out, x)
+    return out if x.ndim else xp.asarray(out)  # (numpy's ufuncs make a 0-d array's result a scalar)
 
 
 class PowTensor(Function):

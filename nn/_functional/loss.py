@@ -464,6 +464,8 @@ def _reduce(t, reduction):
 def _reduce_array(a, reduction):
     if reduction == "none":
         return a
+    if reduction == "mean" and a.size:  # (numpy's float scalar divided as its 0-d array would be: no array made)
+        return a.sum() / float(a.size)
     s = xp_of(a).asarray(a.sum(), dtype=a.dtype)
     if reduction == "sum":
         return s
@@ -565,7 +567,8 @@ class SmoothL1Loss(Function):
         ctx.reduction, ctx.beta, ctx.diff = reduction, beta, dd
         xp = xp_of(dd)
         ad = xp.abs(dd)
-        return _reduce_array(xp.where(ad < beta, 0.5 * dd * dd / beta, ad - 0.5 * beta), reduction)
+        inside = 0.5 * dd * dd if beta == 1.0 else 0.5 * dd * dd / beta  # (a division by 1 changes no bit)
+        return _reduce_array(xp.where(ad < beta, inside, ad - 0.5 * beta), reduction)
 
     @staticmethod
     def backward(ctx, g):  # d / beta where |d| < beta, sign(d) beyond

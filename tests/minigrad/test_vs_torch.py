@@ -519,6 +519,39 @@ def test_pow_of_a_0d_tensor_by_a_whole_exponent_as_torch(e):
     assert got.grad.item() == want.grad.item()
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_scalar_array_bits_are_its_formulas_on_every_value_class(dtype):
+    # each exponent's formula written out (x*x*x; 1 / (x*x); 1 / sqrt(x); |x| ** e, the sign put back for an
+    # odd e), bit for bit, NaN payloads included, on random bit patterns (every class: subnormals, infinities,
+    # NaNs of both signs) and -0.0, whatever the layout: rows, a strided view, a 0-d array (a 0-d array back)
+    from minigrad.ops.elementwise import pow_scalar_array
+
+    uint = np.uint32 if dtype == "float32" else np.uint64
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, np.iinfo(uint).max, 60000, dtype=uint, endpoint=True).view(dtype)
+    fi = np.finfo(dtype)
+    x[:12] = [-0.0, 0.0, -np.inf, np.inf, np.nan, -np.nan, 1, -1, fi.tiny, -fi.smallest_subnormal, fi.max, -fi.max]
+    with np.errstate(all="ignore"):
+        for e in (3, 3.0, -2, -2.0, -0.5, 4, 4.0, 5, -3, -3.0, 6, 7.0, -4, 2**53):
+            if e == 3:
+                want = x * x * x
+            elif e == -2:
+                want = 1 / (x * x)
+            elif e == -0.5:
+                want = 1 / np.sqrt(x)
+            else:
+                want = np.power(np.abs(x), e)
+                want = np.copysign(want, x) if e % 2 else want
+            for got, ref in ((pow_scalar_array(x, e), want), (pow_scalar_array(x.reshape(-1, 4), e), want.reshape(-1, 4)),
+                             (pow_scalar_array(x[::3], e), want[::3])):
+                assert got.dtype == x.dtype and got.shape == ref.shape
+                np.testing.assert_array_equal(got.view(uint), ref.view(uint), err_msg=f"exponent {e}")
+            for v, w in zip(x[:12], want[:12]):
+                got = pow_scalar_array(np.asarray(v), e)
+                assert type(got) is np.ndarray and got.shape == () and got.dtype == x.dtype
+                assert got.view(uint) == w.view(uint), (e, v)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("e", [2, 3, 1, 4, -1, -2.0, 0.5, -0.5, 1.5, 2.5])
 def test_pow_scalar_backward_on_arrays_is_the_recorded_formulas_and_torchs(dtype, e):
     # `(y_pred - y).pow(2).sum().backward()`: without a graph of the backward, PowBackward0 runs its formula on

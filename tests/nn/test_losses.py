@@ -653,3 +653,24 @@ def test_the_one_id_of_a_1d_input_given_as_a_1d_target(torch, name, reduction):
     with pytest.raises(RuntimeError) as ours_err:
         F.cross_entropy(minigrad.tensor(x), minigrad.tensor([3]), label_smoothing=0.1)
     assert str(ours_err.value) == str(theirs_err.value)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("beta", [1.0, 0.5, 2.0])
+def test_smooth_l1_terms_have_torchs_bits_and_the_reductions_sum_them(dtype, beta):
+    # beta 1 skips its division (x / 1 is x, bit for bit): the terms are PyTorch's whatever beta, infinities,
+    # NaN and -0.0 included; 'mean' is their numpy sum divided by their number, in the input's dtype
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    for shape in [(), (32, 1), (7, 5)]:
+        x, y = ((rng.standard_normal(shape) * 2).astype(dtype) for _ in range(2))
+        if x.size > 1:
+            x.reshape(-1)[:5], y.reshape(-1)[:5] = [np.nan, -np.inf, -0.0, 0.0, 1.0], [0.0, 1.0, 0.0, -0.0, 1.5]
+        want = torch.nn.functional.smooth_l1_loss(torch.tensor(x), torch.tensor(y), reduction="none", beta=beta).numpy()
+        terms = F.smooth_l1_loss(minigrad.tensor(x), minigrad.tensor(y), reduction="none", beta=beta).numpy()
+        assert terms.dtype == want.dtype
+        np.testing.assert_array_equal(terms, want)
+        assert np.signbit(terms).tolist() == np.signbit(want).tolist()
+        mean = F.smooth_l1_loss(minigrad.tensor(x), minigrad.tensor(y), beta=beta)
+        assert mean.dtype == minigrad.tensor(x).dtype and mean.shape == ()
+        np.testing.assert_array_equal(mean.numpy(), np.asarray(terms.sum() / terms.size, dtype=dtype))
