@@ -121,8 +121,13 @@ def _backward(g, x, w, needs, impl):  # gx = g W, gW = g^T x (summed over all le
             (mm if g2.shape[1] != 1 else matmul_arrays)(g2, w, out=gx if gx.ndim == 2 else _2d(gx))
         if needs[1]:
             (mm if g2.shape[0] != 1 else matmul_arrays)(g2.T, x2, out=gw)  # (one row: an outer product)
-    if len(needs) > 2 and needs[2]:
-        gb = g2[0].copy() if g2.shape[0] == 1 else add_reduce(g2, (0,), False)  # (a sum of one row is that row)
+    if len(needs) > 2 and needs[2]:  # (a sum of one row is that row; under add_reduce's kernel rows, its numpy call)
+        if g2.shape[0] == 1:
+            gb = g2[0].copy()
+        elif numpy and g2.shape[0] < SUM_KERNEL_MIN_ROWS and g2.dtype.char != "e":
+            gb = np.add.reduce(g2, (0,), None, None, False)
+        else:
+            gb = add_reduce(g2, (0,), False)
     return gx, gw, gb
 
 
