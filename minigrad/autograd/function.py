@@ -122,12 +122,8 @@ def add_hook(table, fn):
 
 
 class AccumulateGrad(Node):
-    """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
-
-    def __init__(self, variable):
-        self.variable = variable
-        self.next_functions = ()
-        self._seq = _next_seq()
+    """The sink for a leaf: adds the incoming gradient into `variable.grad`. Made by `leaf_accumulator` alone
+    (its `variable`, no `next_functions`, its `_seq`)."""
 
     def apply(self, grad):
         """Accumulate `grad` into the leaf, after the leaf's hooks (which may replace it)."""
@@ -284,7 +280,7 @@ class SavedViewResult(SavedTensor):
         return super().unpack(node)
 
 
-_new_saved = object.__new__
+_new_object = object.__new__
 
 
 def _saved(t, is_output=False):
@@ -293,7 +289,7 @@ def _saved(t, is_output=False):
     times a plain function's call, and a recorded op saves one to three tensors."""
     if saved_tensors_hooks_used or grad_mode.inference_tensors_made:
         return SavedTensor(t, is_output)
-    s = _new_saved(SavedTensor)
+    s = _new_object(SavedTensor)
     counter = s.counter = t._version_counter
     s.version = counter[0]
     s.is_output = is_output
@@ -1045,6 +1041,9 @@ def leaf_accumulator(t):
     ref = t._grad_accumulator
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(t)
+        # AccumulateGrad(t) without the class call (see _saved): a leaf's node dies with each graph, so every
+        # forward makes its leaves' nodes anew
+        node = _new_object(AccumulateGrad)
+        node.variable, node.next_functions, node._seq = t, (), _next_seq()
         t._grad_accumulator = weakref.ref(node)
     return node
