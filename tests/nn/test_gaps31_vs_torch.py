@@ -58,11 +58,38 @@ def test_vector_norm_argument_slips_as_pytorch(args, kwargs):
     lambda L: L.linalg.vector_norm(L.tensor(_X), L.tensor(1.0), 0, True), lambda L: L.linalg.vector_norm(
         L.tensor(_X), np.float32(math.inf)), lambda L: L.linalg.vector_norm(x=L.tensor(_X), dtype=L.float64),
     lambda L: L.norm(L.tensor(_X), p=None), lambda L: L.norm(L.tensor(_X), p=None, dim=1, keepdim=True),
-    lambda L: L.tensor(_X).norm(None, 1), lambda L: L.linalg.norm(L.tensor(_X), ord=None, dim=1)])
+    lambda L: L.tensor(_X).norm(None, 1), lambda L: L.linalg.norm(L.tensor(_X), ord=None, dim=1),
+    # a 0-d tensor's order and numpy's scalars are read as their numbers (none promotes a float32 input)
+    lambda L: L.linalg.vector_norm(L.tensor(_X), L.tensor(3.0)), lambda L: L.linalg.vector_norm(
+        L.tensor(_X), L.tensor(0.5, dtype=L.float64), 1), lambda L: L.linalg.vector_norm(L.tensor(_X), ord=L.tensor(0.0)),
+    lambda L: L.linalg.vector_norm(L.tensor(_X), np.float64(3.0)), lambda L: L.tensor(_X).norm(L.tensor(3.0)),
+    lambda L: L.norm(L.tensor(_X), p=np.float64(-1.5), dim=1), lambda L: L.linalg.norm(L.tensor(_X), L.tensor(3.0), 1),
+    # the input by PyTorch's parser's name and by its documented one
+    lambda L: L.linalg.vector_norm(input=L.tensor(_X), ord=1), lambda L: L.linalg.vector_norm(ord=3, x=L.tensor(_X))])
 def test_the_orders_both_take_give_pytorchs_values(call):
     mine, theirs = call(minigrad), call(torch)
     assert str(mine.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
     np.testing.assert_allclose(np.array(mine.tolist()), np.array(theirs.tolist()), rtol=1e-6)
+
+
+def test_vector_norm_of_a_tensor_order_differentiates_as_pytorch():
+    got = []
+    for L in (minigrad, torch):
+        x = L.tensor(_X, requires_grad=True)
+        L.linalg.vector_norm(x, L.tensor(3.0), 1).sum().backward()
+        got.append(np.array(x.grad.tolist()))
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.linalg.vector_norm(L.tensor(_X), L.tensor(3.0, requires_grad=True)),  # (not read as a number)
+    lambda L: L.linalg.vector_norm(ord=1), lambda L: L.linalg.vector_norm(L.tensor(_X), x=L.tensor(_X)),
+    lambda L: L.linalg.vector_norm(L.tensor(_X), input=L.tensor(_X)),
+    lambda L: L.linalg.vector_norm(x=L.tensor(_X), input=L.tensor(_X)),
+    lambda L: L.linalg.vector_norm(L.tensor(_X), 2, 0, False, None)])
+def test_vector_norm_input_and_tensor_order_refusals_as_pytorch(call):
+    mine = _outcome(lambda: call(minigrad))
+    assert mine == _outcome(lambda: call(torch)) and mine[0] == "TypeError"
 
 
 # ---- circular F.pad: PyTorch's composite (copies into slices of a new tensor), node for node ------------------
