@@ -124,6 +124,25 @@ def test_circular_pad_records_pytorchs_graph_and_bits(shape, pad):
         assert mine.shape == theirs.shape and (mine.view(np.uint32) == theirs.view(np.uint32)).all()
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("shape,pad", [((1, 2, 5), (2, 3)), ((2, 3, 4), (-1, 2, 1, 0)), ((1, 1, 2, 3, 4), (1, 1, 1, 1, 1, 1))])
+def test_circular_pad_of_an_integer_or_bool_tensor_as_pytorch(shape, pad, dtype):
+    """The composite copies: PyTorch pads any dtype circularly (reflect and replicate: not bool)."""
+    a = np.random.default_rng(0).integers(0, 2 if dtype == "bool" else 100, shape)
+    got = [MF.pad(minigrad.tensor(a, dtype=getattr(minigrad, dtype)), pad, mode="circular"),
+           TF.pad(torch.tensor(a, dtype=getattr(torch, dtype)), pad, mode="circular")]
+    assert str(got[0].dtype).split(".")[1] == str(got[1].dtype).split(".")[1] == dtype
+    assert got[0].tolist() == got[1].tolist()
+
+
+@pytest.mark.parametrize("shape,pad", [((1, 1, 2, 3), (-1, 4, 1, -2)), ((1, 1, 2, 3), (-3, -1, 1, -2)),
+                                       ((1, 2, 3, 4), (0, 0, 4, 0))])
+def test_circular_pad_refusals_in_pytorchs_order(shape, pad):
+    """PyTorch checks each dim for too wide a pad and an empty output before anything else."""
+    mine = _outcome(lambda: MF.pad(minigrad.zeros(shape), pad, mode="circular"))
+    assert mine == _outcome(lambda: TF.pad(torch.zeros(shape), pad, mode="circular")) and mine[0] == "RuntimeError"
+
+
 def test_circular_pad_module_and_double_backward_as_pytorch():
     a = np.random.default_rng(3).standard_normal((1, 2, 3, 4))
     got = {}
