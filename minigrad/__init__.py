@@ -304,3 +304,7 @@ def _made_on_use(name):
 
 
 __getattr__ = _lazy.attach(__name__, _ON_USE, _made_on_use)
+
+
+def __dir__():  # (the names bound at first read too, as dir(torch) lists them: minigrad.compile, minigrad.save, ...)
+    return sorted(set(globals()) | set(_ON_USE))

@@ -19,31 +19,38 @@ from .ops.out import take_out
 from .tensor import Tensor, dtype_argument, type_name
 
 
-_VECTOR_NORM_ARGUMENTS = ("ord", "dim", "keepdim")
+_VECTOR_NORM_ARGUMENTS = ("input", "ord", "dim", "keepdim")
 
 
-def vector_norm(x, *args, **kwargs):
-    """linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None): ord, dim and keepdim by position or
-    by name, as PyTorch's parser takes them (its refusal of an ord that is no number names its position)."""
+def vector_norm(*args, **kwargs):
+    """linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None): x, ord, dim and keepdim by position or
+    by name (x as `input=`, PyTorch's parser's name, or `x=`, its documented one), as PyTorch's parser takes them
+    (its refusal of an ord that is no number names its position)."""
     from .ops.reduction import norm
 
-    if len(args) > 3:
-        raise TypeError(f"linalg_vector_norm() takes from 1 to 4 positional arguments but {len(args) + 1} were given")
+    if len(args) > 4:
+        raise TypeError(f"linalg_vector_norm() takes from 1 to 4 positional arguments but {len(args)} were given")
     given = dict(zip(_VECTOR_NORM_ARGUMENTS, args))
+    if "x" in kwargs and "input" not in given and "input" not in kwargs:
+        kwargs["input"] = kwargs.pop("x")
     for name in kwargs:
         if name in given:
             raise TypeError(f"linalg_vector_norm() got multiple values for argument '{name}'")
         if name not in _VECTOR_NORM_ARGUMENTS and name != "dtype":
             raise TypeError(f"linalg_vector_norm() got an unexpected keyword argument '{name}'")
     given.update(kwargs)
+    if "input" not in given:
+        raise TypeError('linalg_vector_norm() missing 1 required positional arguments: "input"')
     ord = given.get("ord", 2)
-    # (None, a string (the matrix orders are linalg.norm's and torch.norm's) or a tensor of elements: no Number)
-    if not isinstance(ord, numbers.Number) and not (isinstance(ord, Tensor) and ord.array.ndim == 0):
+    # (None, a string (the matrix orders are linalg.norm's and torch.norm's) or a tensor of elements: no Number; nor
+    # is a tensor that requires grad, which the parser does not read as a number)
+    if not isinstance(ord, numbers.Number) and not (isinstance(ord, Tensor) and ord.array.ndim == 0
+                                                    and not ord.requires_grad):
         where = "" if "ord" in kwargs else " (position 2)"
         raise TypeError(f"linalg_vector_norm(): argument 'ord'{where} must be Number, not {type_name(ord)}")
     if not isinstance(ord, (numbers.Real, Tensor)) or isinstance(ord, Tensor) and ord.array.dtype.kind == "c":
         raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
-    return norm(x, ord, given.get("dim"), given.get("keepdim", False), dtype=given.get("dtype"))
+    return norm(given["input"], ord, given.get("dim"), given.get("keepdim", False), dtype=given.get("dtype"))
 
 
 def norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):

@@ -1060,6 +1060,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     dims = normalize_dims(dim, input.array.ndim)
     if p == "fro" or p is None:
         p = 2
+    elif isinstance(p, (Tensor, np.generic)):  # (a 0-d tensor's or numpy's scalar: its number, as PyTorch reads it,
+        p = p.item()  # so it promotes nothing)
     if isinstance(p, str):  # ('nuc' is linalg.norm's, which calls this for the others)
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     if p == 0:

@@ -85,12 +85,14 @@ def _span(t, d, start, stop):
 
 
 def _check_circular(sizes, pads, outs):
+    """PyTorch's refusals, dim by dim; then, where it would give uninitialized memory, minigrad's."""
     for n, (lo, hi), m in zip(sizes, pads, outs):
         if lo > n or hi > n:
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if m < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        if m and n - max(-lo, 0) - max(-hi, 0) <= 0:  # (PyTorch's output there is uninitialized memory)
+    for n, (lo, hi), m in zip(sizes, pads, outs):
+        if m and n - max(-lo, 0) - max(-hi, 0) <= 0:
             raise RuntimeError(f"pad: circular padding ({lo}, {hi}) of a dim of size {n} wraps around nothing: "
                                "its negative padding crops every input position")
 
@@ -167,10 +169,10 @@ def pad(input, pad, mode="constant", value=None):
         _check_circular(sizes, pads, outs)
     elif 0 in shape[nd - k - 1:] or min(outs) < 1 or mode == "reflect" and max(map(max, pads)) >= min(sizes):
         _check_reflect_replicate(mode, shape, pads, outs)  # (the gate is loose: the checks are exact)
+    if mode == "circular":  # (copies: of any dtype, as PyTorch's)
+        return _circular(input, pads)
     if input.array.dtype.kind not in "fc":
         raise NotImplementedError(f'pad: mode "{mode}" is implemented for floating point and complex tensors only, got '
                                   f"{input.dtype}")
-    if mode == "circular":
-        return _circular(input, pads)
     picks = tuple(_picks(shape[nd - k + j], lo, hi, mode) for j, (lo, hi) in enumerate(pads))
     return _PAD_NODES[(mode, k)].apply(input, picks)

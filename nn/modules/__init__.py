@@ -55,8 +55,15 @@ LAZY = _lazy.names_of({
     ),
     ".adaptive": ("AdaptiveLogSoftmaxWithLoss",),
 })
-__getattr__ = _lazy.attach(__name__, LAZY)
+# and the files themselves, which PyTorch binds at import (`nn.modules.rnn.LSTM`, `nn.modules.conv`)
+_FILES = sorted({where[1:] for where in LAZY.values()} | {"utils"})
+__getattr__ = _lazy.attach(__name__, {**LAZY, **dict.fromkeys(_FILES)})
+
+# `from nn.modules import *`: every layer, the deferred ones imported then (torch.nn.modules.__all__'s names: not
+# the mixin or the quantization alias)
+__all__ = sorted(({name for name, value in globals().items() if isinstance(value, type)} | set(LAZY))
+                 - {"LazyModuleMixin", "NonDynamicallyQuantizableLinear"})
 
 
 def __dir__():
-    return sorted(set(globals()) | set(LAZY))
+    return sorted(set(globals()) | set(LAZY) | set(_FILES))

@@ -26,3 +26,16 @@ print(compile is minigrad.compile is sys.modules["minigrad.compiler"].compile, "
 print(minigrad.conv2d is sys.modules["nn.functional"].conv2d, minigrad.save is minigrad.serialization.save)
 """)
     assert out.splitlines() == ["False", "[3.0, 3.0, 3.0] [3.0, 3.0, 3.0]", "True True", "True True"]
+
+
+def test_dir_lists_the_names_bound_on_first_use():
+    """dir(minigrad) lists minigrad.compile, .save, .conv2d, ... before their first read (as dir(torch) does, and
+    as it listed compile while it was imported eagerly), loading nothing; each name it lists resolves."""
+    out = run_python("""
+import sys, inspect
+import minigrad
+names = dir(minigrad)
+print(all(n in names for n in ("compile", "save", "conv2d", "nn", "linalg")), "minigrad.compiler" in sys.modules)
+print(len(inspect.getmembers(minigrad)) == len(names))
+""")
+    assert out.splitlines() == ["True False", "True"]

@@ -58,11 +58,38 @@ def test_vector_norm_argument_slips_as_pytorch(args, kwargs):
     lambda L: L.linalg.vector_norm(L.tensor(_X), L.tensor(1.0), 0, True), lambda L: L.linalg.vector_norm(
         L.tensor(_X), np.float32(math.inf)), lambda L: L.linalg.vector_norm(x=L.tensor(_X), dtype=L.float64),
     lambda L: L.norm(L.tensor(_X), p=None), lambda L: L.norm(L.tensor(_X), p=None, dim=1, keepdim=True),
-    lambda L: L.tensor(_X).norm(None, 1), lambda L: L.linalg.norm(L.tensor(_X), ord=None, dim=1)])
+    lambda L: L.tensor(_X).norm(None, 1), lambda L: L.linalg.norm(L.tensor(_X), ord=None, dim=1),
+    # a 0-d tensor's order and numpy's scalars are read as their numbers (none promotes a float32 input)
+    lambda L: L.linalg.vector_norm(L.tensor(_X), L.tensor(3.0)), lambda L: L.linalg.vector_norm(
+        L.tensor(_X), L.tensor(0.5, dtype=L.float64), 1), lambda L: L.linalg.vector_norm(L.tensor(_X), ord=L.tensor(0.0)),
+    lambda L: L.linalg.vector_norm(L.tensor(_X), np.float64(3.0)), lambda L: L.tensor(_X).norm(L.tensor(3.0)),
+    lambda L: L.norm(L.tensor(_X), p=np.float64(-1.5), dim=1), lambda L: L.linalg.norm(L.tensor(_X), L.tensor(3.0), 1),
+    # the input by PyTorch's parser's name and by its documented one
+    lambda L: L.linalg.vector_norm(input=L.tensor(_X), ord=1), lambda L: L.linalg.vector_norm(ord=3, x=L.tensor(_X))])
 def test_the_orders_both_take_give_pytorchs_values(call):
     mine, theirs = call(minigrad), call(torch)
     assert str(mine.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
     np.testing.assert_allclose(np.array(mine.tolist()), np.array(theirs.tolist()), rtol=1e-6)
+
+
+def test_vector_norm_of_a_tensor_order_differentiates_as_pytorch():
+    got = []
+    for L in (minigrad, torch):
+        x = L.tensor(_X, requires_grad=True)
+        L.linalg.vector_norm(x, L.tensor(3.0), 1).sum().backward()
+        got.append(np.array(x.grad.tolist()))
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.linalg.vector_norm(L.tensor(_X), L.tensor(3.0, requires_grad=True)),  # (not read as a number)
+    lambda L: L.linalg.vector_norm(ord=1), lambda L: L.linalg.vector_norm(L.tensor(_X), x=L.tensor(_X)),
+    lambda L: L.linalg.vector_norm(L.tensor(_X), input=L.tensor(_X)),
+    lambda L: L.linalg.vector_norm(x=L.tensor(_X), input=L.tensor(_X)),
+    lambda L: L.linalg.vector_norm(L.tensor(_X), 2, 0, False, None)])
+def test_vector_norm_input_and_tensor_order_refusals_as_pytorch(call):
+    mine = _outcome(lambda: call(minigrad))
+    assert mine == _outcome(lambda: call(torch)) and mine[0] == "TypeError"
 
 
 # ---- circular F.pad: PyTorch's composite (copies into slices of a new tensor), node for node ------------------
@@ -95,6 +122,25 @@ def test_circular_pad_records_pytorchs_graph_and_bits(shape, pad):
     assert got[minigrad][0] == got[torch][0]
     for mine, theirs in zip(got[minigrad][1:], got[torch][1:]):  # (the gradient's sums in PyTorch's order)
         assert mine.shape == theirs.shape and (mine.view(np.uint32) == theirs.view(np.uint32)).all()
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("shape,pad", [((1, 2, 5), (2, 3)), ((2, 3, 4), (-1, 2, 1, 0)), ((1, 1, 2, 3, 4), (1, 1, 1, 1, 1, 1))])
+def test_circular_pad_of_an_integer_or_bool_tensor_as_pytorch(shape, pad, dtype):
+    """The composite copies: PyTorch pads any dtype circularly (reflect and replicate: not bool)."""
+    a = np.random.default_rng(0).integers(0, 2 if dtype == "bool" else 100, shape)
+    got = [MF.pad(minigrad.tensor(a, dtype=getattr(minigrad, dtype)), pad, mode="circular"),
+           TF.pad(torch.tensor(a, dtype=getattr(torch, dtype)), pad, mode="circular")]
+    assert str(got[0].dtype).split(".")[1] == str(got[1].dtype).split(".")[1] == dtype
+    assert got[0].tolist() == got[1].tolist()
+
+
+@pytest.mark.parametrize("shape,pad", [((1, 1, 2, 3), (-1, 4, 1, -2)), ((1, 1, 2, 3), (-3, -1, 1, -2)),
+                                       ((1, 2, 3, 4), (0, 0, 4, 0))])
+def test_circular_pad_refusals_in_pytorchs_order(shape, pad):
+    """PyTorch checks each dim for too wide a pad and an empty output before anything else."""
+    mine = _outcome(lambda: MF.pad(minigrad.zeros(shape), pad, mode="circular"))
+    assert mine == _outcome(lambda: TF.pad(torch.zeros(shape), pad, mode="circular")) and mine[0] == "RuntimeError"
 
 
 def test_circular_pad_module_and_double_backward_as_pytorch():

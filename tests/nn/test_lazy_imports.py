@@ -66,3 +66,24 @@ print(hasattr(nn, "LazyModuleMixin"))  # (nn.modules' name, not torch.nn's)
     assert out.splitlines() == ["module 'nn' has no attribute 'NoSuchLayer'",
                                 "module 'nn.optim' has no attribute 'NoSuchLayer'",
                                 "module 'nn.modules' has no attribute 'NoSuchLayer'", "False"]
+
+
+def test_the_layer_files_and_star_import_as_pytorchs():
+    """`minigrad.nn.modules.rnn.LSTM` after `import minigrad` (PyTorch binds each file of torch.nn.modules at
+    import: here at its first read), and `from minigrad.nn.modules import *` gives torch.nn.modules' names, the
+    deferred layers too."""
+    out = run_python("""
+import os, types, torch
+import minigrad
+files = sorted(n for n, v in vars(torch.nn.modules).items() if isinstance(v, types.ModuleType)
+               and os.path.exists(os.path.join("nn", "modules", n + ".py")))
+print(all(isinstance(getattr(minigrad.nn.modules, n), types.ModuleType) for n in files), len(files) > 10)
+print(minigrad.nn.modules.rnn.LSTM is minigrad.nn.LSTM, minigrad.nn.modules.conv.Conv2d is minigrad.nn.Conv2d)
+print(set(files) <= set(dir(minigrad.nn.modules)))
+mine, theirs = {}, {}
+exec("from minigrad.nn.modules import *", mine)
+exec("from torch.nn.modules import *", theirs)
+mine, theirs = set(mine) - {"__builtins__"}, set(theirs) - {"__builtins__"}
+print(sorted(mine - theirs), sorted(theirs - mine), "LSTM" in mine and "Conv2d" in mine)
+""")
+    assert out.splitlines() == ["True True", "True True", "True", "[] ['LinearCrossEntropyOptions', 'Module'] True"]
