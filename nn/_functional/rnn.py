@@ -166,12 +166,11 @@ def _backward(saved, mode, reverse, needs, g_out, g_h, g_c):
     dc = None if mode != "LSTM" else xp.zeros_like(c0) if g_c is None else g_c.copy()
     fast = _step_kernels(gates, h0, dh, w_hh)
     steps = list(_steps(T, reverse))
-    if fast is not None and w_hr is None and T:
-        if g_out is None:
-            g_out = xp.zeros_like(out)  # (the compiled loop adds it)
-        if _sequence_backward(fast, mode, reverse, gates, out, h0, c0, tanh_c, cells, hidden_n, g_out, dh, dc, da, dah,
-                              w_hh):
-            steps = []  # (the loop below ran in one compiled call)
+    # (an unused output's gradient: no steps of it, which the compiled loop then adds none of; not (T, B, Hr) zeros)
+    if fast is not None and w_hr is None and T and _sequence_backward(
+            fast, mode, reverse, gates, out, h0, c0, tanh_c, cells, hidden_n, out[:0] if g_out is None else g_out, dh,
+            dc, da, dah, w_hh):
+        steps = []  # (the loop below ran in one compiled call)
     for k in range(len(steps) - 1, -1, -1):
         t, prev = steps[k], steps[k - 1] if k else None
         if g_out is not None:

@@ -56,7 +56,7 @@ def lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, re
     the last, dh += g_out[t]; lstm_step_backward(gates[t], tanh_c[t], c_{t-1}, dh, dc, da[t]); then
     dh = da[t] W_hh by gemm. dh, dc (B, H) come in as the last states' gradients and leave as h0's, c0's.
     g_out may be strided (a batch_first output's gradient, a half of the next layer's input's): the loop reads
-    it by index, gemm never sees it."""
+    it by index, gemm never sees it; of no steps (T = 0) where the output went unused: nothing added."""
     plan = _gemm_for(gates, tanh_c, cells, c0, dh, dc, da, w_hh)
     if plan is None:
         return False
@@ -110,7 +110,8 @@ def _lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, r
     zero = one - one
     for k in range(T - 1, -1, -1):
         t = T - 1 - k if reverse else k
-        _add_into(dh, g_out[t])
+        if g_out.shape[0]:  # (none: an unused output's)
+            _add_into(dh, g_out[t])
         if k == 0:
             _lstm_step_backward(gates[t], tanh_c[t], c0, dh, dc, da[t])
         else:  # c_{t-1}: the cell of the step before t in the order the steps ran
@@ -280,7 +281,8 @@ def _gru_sequence_backward(gates, hidden_n, out, h0, g_out, dh, da, dah, w_hh, d
     one = gates.dtype.type(1)
     for k in range(T - 1, -1, -1):
         t = T - 1 - k if reverse else k
-        _add_into(dh, g_out[t])
+        if g_out.shape[0]:  # (none: an unused output's)
+            _add_into(dh, g_out[t])
         # h_{t-1}: the output of the step before t in the order the steps ran
         _gru_step_backward(gates[t], hidden_n[t], h0 if k == 0 else out[t + 1 if reverse else t - 1], dh, da[t],
                            dah[t])
@@ -342,7 +344,8 @@ def _rnn_sequence_backward(out, g_out, dh, da, w_hh, relu, reverse, address, ilp
     one = out.dtype.type(1)
     for k in range(T - 1, -1, -1):
         t = T - 1 - k if reverse else k
-        _add_into(dh, g_out[t])
+        if g_out.shape[0]:  # (none: an unused output's)
+            _add_into(dh, g_out[t])
         _rnn_step_backward(out[t], dh, da[t], relu)
         team.gemm(address, ilp64, 111, 111, B, H, H, one, da[t], H, w_hh, H, one - one, dh, H)  # dh_{t-1} = da W_hh
 
