@@ -91,7 +91,8 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
                     (a: x or g, 4-D; b: w or g; dilation, out, bias or None -> y  pads, dilation -> gw; input_grad:
                     groups == C_in > 1)                                        g, w, x's shape, stride, pads,
                                                                                dilation, out -> gx
-    rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
+    rnn_step        the step's arrays (2-D)     lstm_step, gru_step, rnn_step (and *_backward): a time step's gate
+                                                math; lstm_, gru_, rnn_sequence (and *_backward): a layer's steps
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)
                     out

@@ -30,10 +30,29 @@ def _sigmoid_(a):
     a[...] = sigmoid_array(a)
 
 
-def _step_kernels(mode, *arrays):
-    """The registered implementation of an LSTM's or a GRU's step gate math (minigrad/backends/cpu/rnn.py),
-    or None (then the numpy code below runs; an RNN's step is one numpy op already)."""
-    return backends.find("rnn_step", *arrays) if mode in ("LSTM", "GRU") else None
+def _step_kernels(*arrays):
+    """The registered implementation of a step's gate math and of a whole layer's steps
+    (minigrad/backends/cpu/rnn.py), or None (then the numpy code below runs)."""
+    return backends.find("rnn_step", *arrays)
+
+
+def _sequence(fast, mode, reverse, gates, h0, c0, w_hh, b_hh, out, cells, tanh_c, hidden_n):
+    """_forward's step loop in one compiled call, where the backend runs it (else False)."""
+    if mode == "LSTM":
+        return fast.lstm_sequence(gates, h0, c0, w_hh, out, cells, tanh_c, reverse)
+    if mode == "GRU":
+        return fast.gru_sequence(gates, h0, w_hh, b_hh, out, hidden_n, reverse)
+    return fast.rnn_sequence(gates, h0, w_hh, mode == "RNN_RELU", reverse)
+
+
+def _sequence_backward(fast, mode, reverse, gates, out, h0, c0, tanh_c, cells, hidden_n, g_out, dh, dc, da, dah,
+                       w_hh):
+    """_backward's step loop in one compiled call, where the backend runs it (else False)."""
+    if mode == "LSTM":
+        return fast.lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, reverse)
+    if mode == "GRU":
+        return fast.gru_sequence_backward(gates, hidden_n, out, h0, g_out, dh, da, dah, w_hh, reverse)
+    return fast.rnn_sequence_backward(out, g_out, dh, da, w_hh, mode == "RNN_RELU", reverse)
 
 
 def _steps(T, reverse):
@@ -52,11 +71,12 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
     out = gates if GATES[mode] == 1 else xp.empty((T, B, h.shape[1]), dtype=x.dtype)
     cells = xp.empty((T, B, H), dtype=x.dtype) if mode == "LSTM" else None
     tanh_c = xp.empty((T, B, H), dtype=x.dtype) if mode == "LSTM" else None
-    fast = _step_kernels(mode, gates, h, w_hh)
+    fast = _step_kernels(gates, h, w_hh)
     hidden_n = xp.empty((T, B, H), dtype=x.dtype) if mode == "GRU" else None
-    if mode == "LSTM" and fast is not None and w_hr is None and T and fast.lstm_sequence(gates, h, c, w_hh, out, cells,
-                                                                                        tanh_c, reverse):
-        return out, cells[0 if reverse else -1], gates, cells, tanh_c, hidden_n  # (the loop below, in one compiled call)
+    if fast is not None and w_hr is None and T and _sequence(fast, mode, reverse, gates, h, c, w_hh, b_hh, out, cells,
+                                                             tanh_c, hidden_n):
+        # (the loop below, in one compiled call)
+        return out, cells[0 if reverse else -1] if mode == "LSTM" else c, gates, cells, tanh_c, hidden_n
     for t in _steps(T, reverse):
         a = gates[t]
         if mode == "GRU":  # r, z = sigmoid(.); n = tanh(x W_in^T + b_in + r (h W_hn^T + b_hn)); h = (1 - z) n + z h
@@ -73,14 +93,13 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
             xp.tanh(n, out=n)
             h = out[t] = n + z * (h - n)
             continue
-        if fast is not None:  # the LSTM step's gate math in one compiled call (same formulas as below)
+        if mode == "LSTM" and fast is not None:  # the LSTM step's gate math in one compiled call (as below)
             m = out[t] if w_hr is None else xp.empty((B, H), dtype=x.dtype)
             fast.lstm_step(a, linear_arrays(h, w_hh), c, cells[t], m, tanh_c[t])
             c = cells[t]
             h = m if w_hr is None else xp.matmul(m, w_hr.T, out=out[t])
-            continue
-        a += linear_arrays(h, w_hh)
-        if mode == "LSTM":  # i, f, o = sigmoid(.), g = tanh(.); c = f c + i g; h = o tanh(c) (W_hr^T)
+        elif mode == "LSTM":  # i, f, o = sigmoid(.), g = tanh(.); c = f c + i g; h = o tanh(c) (W_hr^T)
+            a += linear_arrays(h, w_hh)
             _sigmoid_(a[:, :2 * H])
             xp.tanh(a[:, 2 * H:3 * H], out=a[:, 2 * H:3 * H])
             _sigmoid_(a[:, 3 * H:])
@@ -88,10 +107,12 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
             c = cells[t] = f * c + i * g
             h = o * xp.tanh(c, out=tanh_c[t])
             h = out[t] = h if w_hr is None else xp.matmul(h, w_hr.T)
-        elif mode == "RNN_TANH":
-            h = xp.tanh(a, out=a)
+        elif fast is not None:  # the lines below in one compiled call
+            fast.rnn_step(a, linear_arrays(h, w_hh), mode == "RNN_RELU")
+            h = a
         else:
-            h = xp.maximum(a, 0, out=a)
+            a += linear_arrays(h, w_hh)
+            h = xp.tanh(a, out=a) if mode == "RNN_TANH" else xp.maximum(a, 0, out=a)
     return out, c, gates, cells, tanh_c, hidden_n
 
 
@@ -143,12 +164,12 @@ def _backward(saved, mode, reverse, needs, g_out, g_h, g_c):
     dhs = xp.empty_like(out) if w_hr is not None else None  # dL/dh_t, for W_hr's gradient
     dh = xp.zeros_like(h0) if g_h is None else g_h.copy()
     dc = None if mode != "LSTM" else xp.zeros_like(c0) if g_c is None else g_c.copy()
-    fast = _step_kernels(mode, gates, h0, dh, w_hh)
+    fast = _step_kernels(gates, h0, dh, w_hh)
     steps = list(_steps(T, reverse))
-    if mode == "LSTM" and fast is not None and w_hr is None and T and g_out is None:
-        g_out = xp.zeros_like(out)  # (the compiled loop adds it)
-    if mode == "LSTM" and fast is not None and w_hr is None and T and fast.lstm_sequence_backward(
-            gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, reverse):
+    # (an unused output's gradient: no steps of it, which the compiled loop then adds none of; not (T, B, Hr) zeros)
+    if fast is not None and w_hr is None and T and _sequence_backward(
+            fast, mode, reverse, gates, out, h0, c0, tanh_c, cells, hidden_n, out[:0] if g_out is None else g_out, dh,
+            dc, da, dah, w_hh):
         steps = []  # (the loop below ran in one compiled call)
     for k in range(len(steps) - 1, -1, -1):
         t, prev = steps[k], steps[k - 1] if k else None
@@ -187,7 +208,10 @@ def _backward(saved, mode, reverse, needs, g_out, g_h, g_c):
             dh = dh * z + xp.matmul(dah[t], w_hh)  # dh_{t-1} = dh z + dah W_hh
         else:
             h = out[t]
-            xp.multiply(dh, (1 - h * h) if mode == "RNN_TANH" else (h > 0), out=d)  # tanh' = 1 - h^2, relu' = [h > 0]
+            if fast is not None:  # the line below in one compiled call
+                fast.rnn_step_backward(h, dh, d, mode == "RNN_RELU")
+            else:
+                xp.multiply(dh, (1 - h * h) if mode == "RNN_TANH" else (h > 0), out=d)  # tanh' = 1 - h^2, relu' = [h > 0]
             dh = xp.matmul(d, w_hh)
     # the weights' gradients: one matmul each over all the steps (W_hh's: h_{t-1} is h0 at the first step)
     first, rest, before = (T - 1, slice(0, T - 1), slice(1, T)) if reverse else (0, slice(1, T), slice(0, T - 1))

@@ -244,49 +244,61 @@ def test_fused_cross_entropy_special_logits_match_the_numpy_passes():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
-def test_an_lstm_layers_steps_in_one_call_give_the_per_step_bits(monkeypatch):
+LAYERS = {"LSTM": ("LSTM", {}, "lstm_sequence"), "GRU": ("GRU", {}, "gru_sequence"),
+          "RNN_TANH": ("RNN", {}, "rnn_sequence"), "RNN_RELU": ("RNN", {"nonlinearity": "relu"}, "rnn_sequence")}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", sorted(LAYERS))
+def test_a_layers_steps_in_one_call_give_the_per_step_bits(monkeypatch, mode, dtype):
     # the whole sequence in one kernel (its products by gemm from inside the loop) must be what runs,
-    # and give the bits of the loop that steps in Python (numpy's matmul, a kernel call per step), both
-    # through numpy's OpenBLAS: one library gives the same bits for the same products, two need not
-    # (where MKL is installed and measured faster, as on Intel machines, the kernels' gemm is MKL's)
+    # and give the bits of the loop that steps in Python (numpy's matmul, a kernel call per step): the
+    # same products of the same operands, by one library, give the same bits (blas.gemm_found checks the
+    # kernels' gemm against numpy's matmul on first use), however the BLAS cuts other products. Both
+    # through numpy's OpenBLAS: two libraries need not agree (where MKL is installed and measured faster,
+    # as on Intel machines, the kernels' gemm is MKL's)
     pytest.importorskip("numba")
     from minigrad.backends.cpu import blas_library
 
     monkeypatch.setenv("MINIGRAD_BLAS", "openblas")
     blas_library.forget()
     try:
-        _lstm_steps_in_one_call(monkeypatch)
+        _steps_in_one_call(monkeypatch, mode, np.dtype(dtype))
     finally:
         monkeypatch.delenv("MINIGRAD_BLAS")
         blas_library.forget()
 
 
-def _lstm_steps_in_one_call(monkeypatch):
-    if blas.gemm_library(np.dtype(np.float32)) != "openblas":
+def _steps_in_one_call(monkeypatch, mode, dtype):
+    if blas.gemm_library(dtype) != "openblas":
         pytest.skip("no OpenBLAS gemm for the kernels here")
+    cls, opts, kernel = LAYERS[mode]
 
     def run():
+        # 2 layers, both directions, batch first (the output's gradient is a strided view), h0 (and c0) given
         minigrad.manual_seed(0)
-        lstm = nn.LSTM(16, 24, 2, bidirectional=True)
-        x = minigrad.tensor(np.random.default_rng(1).standard_normal((7, 3, 16)).astype(np.float32), requires_grad=True)
-        h0 = minigrad.tensor(np.random.default_rng(2).standard_normal((4, 3, 24)).astype(np.float32), requires_grad=True)
-        c0 = minigrad.tensor(np.random.default_rng(3).standard_normal((4, 3, 24)).astype(np.float32), requires_grad=True)
-        out, (h, c) = lstm(x, (h0, c0))
-        (out.sum() + (h * 2).sum() + (c * 3).sum()).backward()
-        return [out.array, h.array, c.array, x.grad.array, h0.grad.array, c0.grad.array] + [
-            p.grad.array for p in lstm.parameters()]
+        layer = getattr(nn, cls)(16, 24, 2, bidirectional=True, batch_first=True, dtype=minigrad.float64
+                                 if dtype == np.float64 else minigrad.float32, **opts)
+        rng = np.random.default_rng(1)
+        x, h0, c0 = (minigrad.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
+                     for s in [(3, 7, 16), (4, 3, 24), (4, 3, 24)])
+        out, state = layer(x, (h0, c0) if cls == "LSTM" else h0)
+        h, c = state if cls == "LSTM" else (state, None)
+        (out.sum() + (h * 2).sum() + (0 if c is None else (c * 3).sum())).backward()
+        cs = [] if c is None else [c.array, c0.grad.array]
+        return [out.array, h.array, x.grad.array, h0.grad.array, *cs] + [p.grad.array for p in layer.parameters()]
 
     calls = []
-    real = rnn_kernels.lstm_sequence, rnn_kernels.lstm_sequence_backward
-    monkeypatch.setattr(rnn_kernels, "lstm_sequence", lambda *a: calls.append("fwd") or real[0](*a))
-    monkeypatch.setattr(rnn_kernels, "lstm_sequence_backward", lambda *a: calls.append("bwd") or real[1](*a))
+    real = getattr(rnn_kernels, kernel), getattr(rnn_kernels, kernel + "_backward")
+    monkeypatch.setattr(rnn_kernels, kernel, lambda *a: calls.append("fwd") or real[0](*a))
+    monkeypatch.setattr(rnn_kernels, kernel + "_backward", lambda *a: calls.append("bwd") or real[1](*a))
     fused = run()
     assert calls.count("fwd") == 4 and calls.count("bwd") == 4  # 2 layers x 2 directions
-    monkeypatch.setattr(rnn_kernels, "lstm_sequence", lambda *a: False)  # as without gemm: Python steps
-    monkeypatch.setattr(rnn_kernels, "lstm_sequence_backward", lambda *a: False)
+    monkeypatch.setattr(rnn_kernels, kernel, lambda *a: False)  # as without gemm: Python steps
+    monkeypatch.setattr(rnn_kernels, kernel + "_backward", lambda *a: False)
     stepped = run()
     for a, b in zip(fused, stepped):
-        assert np.array_equal(a, b)
+        assert a.dtype == dtype and np.array_equal(a, b)
 
 
 def test_lstm_sequence_backward_takes_a_strided_output_gradient():

@@ -220,11 +220,12 @@ def test_fused_equals_reference(kind, layer):
 
 
 @pytest.mark.parametrize("layer", ["numpy", "fast"])
-@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
-def test_float32_gate_kernels_at_vector_widths_match_torch(torch, cls, layer):
+@pytest.mark.parametrize("kind", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
+def test_float32_gate_kernels_at_vector_widths_match_torch(torch, kind, layer):
     # H = 37: the step kernels' loops run in vector lanes plus a remainder (at H = 6 above only the
     # remainder runs); float32, the dtype of the vectorized gate math; and the numpy passes alike
-    opts = {"num_layers": 2, "bidirectional": True}
+    cls, opts = KINDS[kind]
+    opts = {**opts, "num_layers": 2, "bidirectional": True}
     torch.manual_seed(0)
     t = getattr(torch.nn, cls)(11, 37, **opts)
     m = getattr(nn, cls)(11, 37, **opts)

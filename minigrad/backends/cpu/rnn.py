@@ -1,11 +1,14 @@
-"""An LSTM's or a GRU's time step gate math on the CPU: one compiled loop each way instead of ~15 small
-numpy ops.
+"""A recurrent layer's time step gate math on the CPU (LSTM, GRU, RNN with tanh or relu): one compiled
+loop each way instead of up to ~15 small numpy ops.
 
 nn/_functional/rnn.py asks these kernels for what sits between the per-step products (h W_hh^T,
 d W_hh). At a small model's shapes (batch 10, hidden 32) each numpy op is a microsecond or two of
-overhead on a few hundred elements, so one call per step is most of the win; an LSTM layer without a
-projection goes further, all its steps in one call (`lstm_sequence`), the products by BLAS's gemm
-from inside the loop (team.gemm), where numpy's matmul and a kernel call per step cost ~10 us.
+overhead on a few hundred elements, so one call per step is most of the win; a layer (an LSTM's
+without a projection) goes further, all its steps in one call (`lstm_sequence`, `gru_sequence`,
+`rnn_sequence`), the products by BLAS's gemm from inside the loop (team.gemm), where numpy's matmul
+and a kernel call per step cost ~10 us. The per-step kernels remain the step loop's, which runs where
+gemm is not at hand; both compute each step alike, so where gemm gives numpy's matmul's bits for the
+same operands the two give the same bits.
 The formulas are nn/_functional/rnn.py's (its comments carry the math); sigmoid is minigrad's
 exp(-|a|) form, which overflows nowhere. The exp and tanh are team's, which LLVM vectorizes (in float32
 within a few ulp of the C library's; float64 calls numba's own, as before).
@@ -42,9 +45,7 @@ def lstm_sequence(gates, h0, c0, w_hh, out, cells, tanh_c, reverse):
     plan = _gemm_for(gates, h0, c0, w_hh, out, cells, tanh_c)
     if plan is None:
         return False
-    gh = np.empty(gates.shape[1:], dtype=gates.dtype)
-    B, G = gh.shape
-    rows, cols = linear.nt_blocks(B, G, w_hh.shape[1], gates.dtype)  # (0: one gemm a step)
+    gh, rows, cols = _hidden_product_plan(gates, w_hh)
     with blas.team_gemm_context(gates.dtype):
         _lstm_sequence(gates, h0, c0, w_hh, out, cells, tanh_c, gh, reverse, rows, cols, *plan)
     return True
@@ -55,7 +56,7 @@ def lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, re
     the last, dh += g_out[t]; lstm_step_backward(gates[t], tanh_c[t], c_{t-1}, dh, dc, da[t]); then
     dh = da[t] W_hh by gemm. dh, dc (B, H) come in as the last states' gradients and leave as h0's, c0's.
     g_out may be strided (a batch_first output's gradient, a half of the next layer's input's): the loop reads
-    it by index, gemm never sees it."""
+    it by index, gemm never sees it; of no steps (T = 0) where the output went unused: nothing added."""
     plan = _gemm_for(gates, tanh_c, cells, c0, dh, dc, da, w_hh)
     if plan is None:
         return False
@@ -72,20 +73,31 @@ def _gemm_for(*arrays):
     return blas.gemm_address(arrays[0].dtype)
 
 
+def _hidden_product_plan(gates, w_hh):
+    """A step's h W_hh^T: its (B, G) output, and the blocks it runs in (linear.nt_blocks: those of the step
+    loop's linear_arrays, so that both give the same bits; (0, 0): one gemm a step)."""
+    gh = np.empty(gates.shape[1:], dtype=gates.dtype)
+    return (gh, *linear.nt_blocks(gh.shape[0], gh.shape[1], w_hh.shape[1], gates.dtype))
+
+
+@team.kernel
+def _hidden_product(gh, h, w_hh, rows, cols, address, ilp64):  # gh = h W_hh^T: (B, H) x (G, H)^T
+    B, G = gh.shape
+    H = h.shape[1]
+    one = gh.dtype.type(1)
+    if rows:  # (in small-path blocks where they pay)
+        linear.nt_product(gh, h, w_hh, rows, cols, address, ilp64)
+    else:
+        team.gemm(address, ilp64, 111, 112, B, G, H, one, h, H, w_hh, H, one - one, gh, G)
+
+
 @team.kernel
 def _lstm_sequence(gates, h0, c0, w_hh, out, cells, tanh_c, gh, reverse, rows, cols, address, ilp64):
-    T, B, G = gates.shape
-    H = G // 4
-    one = gates.dtype.type(1)
-    zero = one - one
+    T = gates.shape[0]
     prev = 0
     for k in range(T):
         t = T - 1 - k if reverse else k
-        h = h0 if k == 0 else out[prev]  # gh = h_{t-1} W_hh^T: (B, H) x (4H, H)^T (in small-path blocks where they pay)
-        if rows:
-            linear.nt_product(gh, h, w_hh, rows, cols, address, ilp64)
-        else:
-            team.gemm(address, ilp64, 111, 112, B, G, H, one, h, H, w_hh, H, zero, gh, G)
+        _hidden_product(gh, h0 if k == 0 else out[prev], w_hh, rows, cols, address, ilp64)  # h_{t-1} W_hh^T
         _lstm_step(gates[t], gh, c0 if k == 0 else cells[prev], cells[t], out[t], tanh_c[t])
         prev = t
 
@@ -98,9 +110,8 @@ def _lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, r
     zero = one - one
     for k in range(T - 1, -1, -1):
         t = T - 1 - k if reverse else k
-        for b in range(B):
-            for j in range(H):
-                dh[b, j] += g_out[t, b, j]
+        if g_out.shape[0]:  # (none: an unused output's)
+            _add_into(dh, g_out[t])
         if k == 0:
             _lstm_step_backward(gates[t], tanh_c[t], c0, dh, dc, da[t])
         else:  # c_{t-1}: the cell of the step before t in the order the steps ran
@@ -208,6 +219,172 @@ def _gru_step_backward(a, hidden_n, h_prev, dh, d, dah):
             dr_[j], dz_[j], dn_[j] = dr, dz, dn
             ar[j], az[j], an[j] = dr, dz, dn * r
             dhb[j] = g * z
+
+
+def gru_sequence(gates, h0, w_hh, b_hh, out, hidden_n, reverse):
+    """A whole GRU layer's steps in one call, when BLAS's gemm is at hand (else False, and the caller steps
+    in Python): for each step t (last to first if reverse), gh = h_{t-1} W_hh^T by gemm, + b_hh (b_hh (3H,)
+    or None), then gru_step(gates[t], gh, h_{t-1}, hidden_n[t], out[t]). gates (T, B, 3H) holds x W_ih^T +
+    b_ih and gets r, z, n; h0 (B, H); all C-contiguous, of one dtype."""
+    plan = _gemm_for(gates, h0, w_hh, out, hidden_n)
+    if plan is None:
+        return False
+    gh, rows, cols = _hidden_product_plan(gates, w_hh)
+    bias = _no_bias(gates.dtype) if b_hh is None else b_hh
+    with blas.team_gemm_context(gates.dtype):
+        _gru_sequence(gates, h0, w_hh, bias, out, hidden_n, gh, reverse, rows, cols, *plan)
+    return True
+
+
+def gru_sequence_backward(gates, hidden_n, out, h0, g_out, dh, da, dah, w_hh, reverse):
+    """Backpropagation through a whole GRU layer's steps in one call (else False): for each step from the
+    last, dh += g_out[t]; gru_step_backward(gates[t], hidden_n[t], h_{t-1}, dh, da[t], dah[t]); then dh +=
+    dah[t] W_hh by gemm. dh (B, H) comes in as the last state's gradient and leaves as h0's; g_out may be
+    strided (read by index, as the LSTM's)."""
+    plan = _gemm_for(gates, hidden_n, out, h0, dh, da, dah, w_hh)
+    if plan is None:
+        return False
+    dhh = np.empty_like(dh)  # (the product apart, then added: the step loop's two roundings)
+    with blas.team_gemm_context(gates.dtype):
+        _gru_sequence_backward(gates, hidden_n, out, h0, g_out, dh, da, dah, w_hh, dhh, reverse, *plan)
+    return True
+
+
+_NO_BIAS = {np.dtype(np.float32): np.empty(0, np.float32), np.dtype(np.float64): np.empty(0, np.float64)}
+
+
+def _no_bias(dtype):
+    """A bias of no entries: the kernels' 'none' (numba compiles one signature for both)."""
+    return _NO_BIAS[dtype]
+
+
+@team.kernel
+def _gru_sequence(gates, h0, w_hh, b_hh, out, hidden_n, gh, reverse, rows, cols, address, ilp64):
+    T, B, G = gates.shape
+    prev = 0
+    for k in range(T):
+        t = T - 1 - k if reverse else k
+        h = h0 if k == 0 else out[prev]
+        _hidden_product(gh, h, w_hh, rows, cols, address, ilp64)  # h_{t-1} W_hh^T
+        if b_hh.shape[0]:
+            for b in range(B):
+                for j in range(G):
+                    gh[b, j] += b_hh[j]  # (added after the product, as numpy's `gh += b`: the same bits)
+        _gru_step(gates[t], gh, h, hidden_n[t], out[t])
+        prev = t
+
+
+@team.kernel
+def _gru_sequence_backward(gates, hidden_n, out, h0, g_out, dh, da, dah, w_hh, dhh, reverse, address, ilp64):
+    T, B, G = gates.shape
+    H = G // 3
+    one = gates.dtype.type(1)
+    for k in range(T - 1, -1, -1):
+        t = T - 1 - k if reverse else k
+        if g_out.shape[0]:  # (none: an unused output's)
+            _add_into(dh, g_out[t])
+        # h_{t-1}: the output of the step before t in the order the steps ran
+        _gru_step_backward(gates[t], hidden_n[t], h0 if k == 0 else out[t + 1 if reverse else t - 1], dh, da[t],
+                           dah[t])
+        # dh_{t-1} = dh z + dah W_hh: (B, 3H) x (3H, H)
+        team.gemm(address, ilp64, 111, 111, B, H, G, one, dah[t], G, w_hh, H, one - one, dhh, H)
+        _add_into(dh, dhh)
+
+
+def rnn_step(a, gh, relu):
+    """a (B, H): x W_ih^T + b at this step <- tanh(a + gh) (relu(a + gh) if relu), gh = h W_hh^T: the new
+    state."""
+    _rnn_step(a, gh, relu)
+
+
+def rnn_step_backward(h, dh, d, relu):
+    """d (B, H) <- dh tanh'(the step's pre-activation) (relu's), from the step's output h: 1 - h^2, [h > 0]."""
+    _rnn_step_backward(h, dh, d, relu)
+
+
+def rnn_sequence(gates, h0, w_hh, relu, reverse):
+    """A whole RNN layer's steps in one call, when BLAS's gemm is at hand (else False): for each step t
+    (last to first if reverse), gh = h_{t-1} W_hh^T by gemm, then rnn_step(gates[t], gh, relu). gates
+    (T, B, H) holds x W_ih^T + b_ih + b_hh and becomes the output; h0 (B, H); C-contiguous, one dtype."""
+    plan = _gemm_for(gates, h0, w_hh)
+    if plan is None:
+        return False
+    gh, rows, cols = _hidden_product_plan(gates, w_hh)
+    with blas.team_gemm_context(gates.dtype):
+        _rnn_sequence(gates, h0, w_hh, gh, relu, reverse, rows, cols, *plan)
+    return True
+
+
+def rnn_sequence_backward(out, g_out, dh, da, w_hh, relu, reverse):
+    """Backpropagation through a whole RNN layer's steps in one call (else False): for each step from the
+    last, dh += g_out[t]; rnn_step_backward(out[t], dh, da[t], relu); then dh = da[t] W_hh by gemm. dh (B, H)
+    comes in as the last state's gradient and leaves as h0's; g_out may be strided."""
+    plan = _gemm_for(out, dh, da, w_hh)
+    if plan is None:
+        return False
+    with blas.team_gemm_context(out.dtype):
+        _rnn_sequence_backward(out, g_out, dh, da, w_hh, relu, reverse, *plan)
+    return True
+
+
+@team.kernel
+def _rnn_sequence(gates, h0, w_hh, gh, relu, reverse, rows, cols, address, ilp64):
+    T = gates.shape[0]
+    prev = 0
+    for k in range(T):
+        t = T - 1 - k if reverse else k
+        _hidden_product(gh, h0 if k == 0 else gates[prev], w_hh, rows, cols, address, ilp64)  # h_{t-1} W_hh^T
+        _rnn_step(gates[t], gh, relu)
+        prev = t
+
+
+@team.kernel
+def _rnn_sequence_backward(out, g_out, dh, da, w_hh, relu, reverse, address, ilp64):
+    T, B, H = out.shape
+    one = out.dtype.type(1)
+    for k in range(T - 1, -1, -1):
+        t = T - 1 - k if reverse else k
+        if g_out.shape[0]:  # (none: an unused output's)
+            _add_into(dh, g_out[t])
+        _rnn_step_backward(out[t], dh, da[t], relu)
+        team.gemm(address, ilp64, 111, 111, B, H, H, one, da[t], H, w_hh, H, one - one, dh, H)  # dh_{t-1} = da W_hh
+
+
+@team.kernel
+def _rnn_step(a, gh, relu):
+    B, H = a.shape
+    zero = a.dtype.type(0)
+    for b in range(B):  # (a loop per activation, which vectorizes)
+        ab, gb = a[b], gh[b]
+        if relu:
+            for j in range(H):
+                v = ab[j] + gb[j]
+                ab[j] = zero if v < zero else v  # (NaN stays NaN, as numpy's maximum)
+        else:
+            for j in range(H):
+                ab[j] = team.tanh(ab[j] + gb[j])
+
+
+@team.kernel
+def _rnn_step_backward(h, dh, d, relu):
+    B, H = h.shape
+    one = h.dtype.type(1)
+    zero = one - one
+    for b in range(B):
+        hb, gb, db = h[b], dh[b], d[b]
+        if relu:
+            for j in range(H):
+                db[j] = gb[j] * (one if hb[j] > zero else zero)  # (a product, as numpy's dh * (h > 0): NaN, inf kept)
+        else:
+            for j in range(H):
+                db[j] = gb[j] * (one - hb[j] * hb[j])
+
+
+@team.kernel
+def _add_into(a, b):  # a += b, (B, H); b may be strided
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[i, j] += b[i, j]
 
 
 @team.kernel
