@@ -34,13 +34,39 @@ def _cross_entropy(xd, target, wd, ignore_index, reduction, ls, layout, need_gra
     xp = xp_of(xd)
     x2 = _rows(xd, layout)  # (M, C): a view for 2-D input
     M, C = x2.shape
+    D = xp.empty_like(x2)
+    fast = backends.find("cross_entropy", D, x2, t, wd, ignore_index, ls, None, need_grad)  # (inv: below)
     # the targets are checked here, not in cross_entropy: a replay of a captured step runs this too
+    if fast is not None and wd is None:  # the kernel checks and counts the targets (it reads each anyway)
+        denom = float(M) if reduction == "mean" else 1.0  # (as if no target is ignore_index: the usual)
+        inv = 1.0 / denom if denom else 0.0
+        loss, kept = fast.forward(D, x2, t, None, ignore_index, ls, inv, need_grad)
+        if kept < 0:
+            _check_targets(t, C, ignore_index)
+        if reduction == "mean" and kept != M:  # some are: again, over the rows kept
+            denom = float(kept)
+            inv = 1.0 / denom if denom else 0.0
+            loss, _ = fast.forward(D, x2, t, None, ignore_index, ls, inv, need_grad)
+    else:
+        loss, denom, inv = _cross_entropy_checked(D, x2, t, wd, ignore_index, reduction, ls, need_grad, fast)
+    if reduction == "mean":
+        out = xp.asarray(add_reduce(loss, (0,), False) / denom if denom else float("nan"), dtype=xd.dtype)
+    elif reduction == "sum":
+        out = xp.asarray(add_reduce(loss, (0,), False), dtype=xd.dtype)
+    else:
+        out = loss.reshape(target_shape)
+    return out, D, (t, wd, ignore_index, ls, inv)  # (the targets: for a create_graph backward, double_backward)
+
+
+def _cross_entropy_checked(D, x2, t, wd, ignore_index, reduction, ls, need_grad, fast):
+    """_cross_entropy's forward with class weights or without a kernel: the targets checked and 'mean''s
+    denominator found by array passes first -> (the per-row losses, the denominator, inv)."""
+    xp = xp_of(x2)
+    M, C = x2.shape
     outside = some_id_outside(t, C)
     if outside:  # then the ids that are not ignore_index
         _check_targets(t, C, ignore_index)
     every_row = not outside and not 0 <= ignore_index < C  # no target can equal ignore_index
-    D = xp.empty_like(x2)
-    fast = backends.find("cross_entropy", D, x2, t, wd, ignore_index, ls, None, need_grad)  # (inv: below)
     valid = None if every_row and fast is not None else t != ignore_index  # (None: all rows)
     t_safe = t if valid is None else xp.where(valid, t, 0) if wd is not None or fast is None else None
     denom = 1.0
@@ -53,17 +79,11 @@ def _cross_entropy(xd, target, wd, ignore_index, reduction, ls, layout, need_gra
     # loss of gradient 1 (loss.backward()) then hands D on as it is, with no pass over the logits
     inv = 1.0 / denom if denom else 0.0
     if fast is not None:
-        loss = fast.forward(D, x2, t, wd, ignore_index, ls, inv, need_grad)
+        loss, _ = fast.forward(D, x2, t, wd, ignore_index, ls, inv, need_grad)
     else:
         loss, block = _cross_entropy_passes(D, x2, t_safe, valid, wd, ls, inv, need_grad)
         for_blocks(M, block, rows_per_block(C), xp)
-    if reduction == "mean":
-        out = xp.asarray(add_reduce(loss, (0,), False) / denom if denom else float("nan"), dtype=xd.dtype)
-    elif reduction == "sum":
-        out = xp.asarray(add_reduce(loss, (0,), False), dtype=xd.dtype)
-    else:
-        out = loss.reshape(target_shape)
-    return out, D, (t, wd, ignore_index, ls, inv)  # (the targets: for a create_graph backward, double_backward)
+    return loss, denom, inv
 
 
 def _cross_entropy_backward(D, g, reduction, layout, shape):  # gx = D * g (per row for 'none'; D holds 'mean''s 1 / sum)

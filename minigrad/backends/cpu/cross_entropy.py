@@ -13,9 +13,11 @@ def supports(D, x, t, w, ignore_index, ls, inv, need_grad):
 
 
 def forward(D, x, t, w, ignore_index, ls, inv, need_grad):
-    """Per-row losses (M,) of logits x (M, C) against targets t (M,) (checked by the op: in [0, C) or
-    ignore_index), class weights w (C,) or None, label smoothing ls; with need_grad, D (M, C) gets the
-    gradient of the rows' losses times `inv` (the op's 1 / 'mean' denominator)."""
+    """(per-row losses (M,), kept) of logits x (M, C) against targets t (M,), class weights w (C,) or None,
+    label smoothing ls; with need_grad, D (M, C) gets the gradient of the rows' losses times `inv` (the
+    op's 1 / 'mean' denominator). kept: the number of targets that are not ignore_index, or -1 where one
+    is outside [0, C) (then nothing else is done: the op raises). The targets are checked here, in one
+    compiled loop, not by the op's numpy reductions."""
     M, C = x.shape
     loss = np.empty(M, dtype=x.dtype)
     if w is None:  # (the usual: its constants made once)
@@ -24,11 +26,14 @@ def forward(D, x, t, w, ignore_index, ls, inv, need_grad):
     else:
         w_ = w.astype(x.dtype, copy=False)
         k = np.array((ls, ls / C if C else 0.0, w_.sum(), inv, 1.0), dtype=x.dtype)
+    kept = _kept_rows(t, C, ignore_index)  # (its own call: the rows' compiled loop, and so its bits, as they were)
+    if kept < 0:
+        return loss, kept
     if x.size >= team.TEAM_MIN_ELEMENTS and _cross_entropy_team.on_team():
         _cross_entropy_team(D, loss, x, t, w_, ignore_index, k, need_grad, _cross_entropy_team.threads())
     else:
         _cross_entropy_rows(D, loss, x, t, w_, ignore_index, k, need_grad)
-    return loss
+    return loss, kept
 
 
 # the scalars in the logits' precision, in one array (one object to pass, not five): (ls, ls / C, the sum of
@@ -42,6 +47,18 @@ def _constants_for(key):
         _constants.clear()
     _constants[key] = (np.empty(0, dtype=dtype), np.array((ls, ls / C if C else 0.0, C, inv, 1.0), dtype=dtype))
     return _constants[key]
+
+
+@team.kernel
+def _kept_rows(t, C, ignore_index):  # the number of targets not ignore_index; -1 where one is outside [0, C)
+    kept = 0
+    for i in range(t.size):
+        ti = t[i]
+        if ti != ignore_index:
+            if ti < 0 or ti >= C:
+                return -1
+            kept += 1
+    return kept
 
 
 @team.kernel
@@ -90,8 +107,8 @@ def _cross_entropy_rows(D, loss, x, t, w, ignore_index, k, need_grad):
 
 @team.kernel(parallel=True)
 def _cross_entropy_team(D, loss, x, t, w, ignore_index, k, need_grad, parts):
-    # each thread on its share of the rows (numba drops an exception raised inside a team: cross_entropy
-    # has checked the targets before this runs)
+    # each thread on its share of the rows (numba drops an exception raised inside a team: forward has
+    # checked the targets before this runs)
     M = x.shape[0]
     for p in team.prange(parts):
         lo, hi = team.share(M, p, parts, 1)

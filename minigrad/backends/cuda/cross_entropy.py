@@ -9,8 +9,15 @@ def supports(D, x, t, w, ignore_index, ls, inv, need_grad):
 
 
 def forward(D, x, t, w, ignore_index, ls, inv, need_grad):
-    """As minigrad/backends/cpu/cross_entropy.py's forward: the rows' losses; D gets inv times their gradient."""
+    """As minigrad/backends/cpu/cross_entropy.py's forward: (the rows' losses, kept); D gets inv times their
+    gradient. The targets' check and count are array reductions here (a sync each)."""
+    cp = kernels._cp()
+    C = x.shape[1]
+    kept_ids = t != ignore_index
+    if bool((kept_ids & ((t < 0) | (t >= C))).any()):
+        return None, -1
+    kept = int(kept_ids.sum())
     loss, _, grad = kernels.cross_entropy_rows(x, t, w, ignore_index, ls, need_grad)
     if need_grad:
-        kernels._cp().multiply(grad, inv, out=D)
-    return loss
+        cp.multiply(grad, inv, out=D)
+    return loss, kept
