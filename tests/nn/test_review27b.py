@@ -6,9 +6,8 @@ import struct
 import numpy as np
 import pytest
 
-from tests.nn.test_runtime_from_file import ROOT, _run
+from tests.nn.test_runtime_from_file import _run
 
-RUNTIME_FILES = os.path.join(ROOT, "minigrad", "backends", "cpu", "__pycache__", "nrt-*.nbo")
 
 
 def _damage_machine_code(path):
@@ -28,12 +27,15 @@ def _damage_machine_code(path):
         f.write(data)
 
 
-def test_a_runtime_file_with_damaged_machine_code_is_rebuilt_not_run():
+def test_a_runtime_file_with_damaged_machine_code_is_rebuilt_not_run(tmp_path):
     pytest.importorskip("numba")
     if not struct.pack("=H", 1) == b"\x01\x00":
         pytest.skip("the damage is written for little-endian ELF objects")
-    _run("file")  # (writes the file where it is not there yet)
-    paths = glob.glob(RUNTIME_FILES)
+    # a cache directory of its own: in the package's __pycache__, any other process starting meanwhile (another
+    # test worker's) would find the damage first and write the file again, whole
+    cache = dict(NUMBA_CACHE_DIR=str(tmp_path))
+    _run("file", **cache)  # (writes the file where it is not there yet)
+    paths = glob.glob(os.path.join(tmp_path, "**", "nrt-*.nbo"), recursive=True)
     if not paths:
         pytest.skip("the runtime's file could not be written here")
     for path in paths:
@@ -41,7 +43,7 @@ def test_a_runtime_file_with_damaged_machine_code_is_rebuilt_not_run():
             _damage_machine_code(path)
         except ValueError:  # (not an ELF object: another platform's)
             pytest.skip("the runtime's object code is not ELF here")
-    built, result = _run("file")  # before the fix: the process died on the trap
+    built, result = _run("file", **cache)  # before the fix: the process died on the trap
     assert built == 1
     assert result == _run("numba")[1]
 

@@ -38,9 +38,10 @@ print("BUILT", len(built), "LOSS", np.float32(loss.item()).view(np.uint32), "SUM
 """
 
 
-def _run(how):
+def _run(how, **env):
+    """RUN in a fresh interpreter (`env`: more environment, e.g. a NUMBA_CACHE_DIR of its own)."""
     out = subprocess.run([sys.executable, "-c", RUN, how], capture_output=True, text=True, timeout=600, cwd=ROOT,
-                         env=dict(os.environ, PYTHONPATH=ROOT, MINIGRAD_NUM_THREADS="1"))
+                         env=dict(os.environ, PYTHONPATH=ROOT, MINIGRAD_NUM_THREADS="1", **env))
     assert out.returncode == 0, out.stderr[-2000:]
     line = next(line for line in out.stdout.splitlines() if line.startswith("BUILT"))
     _, built, *result = line.split()
