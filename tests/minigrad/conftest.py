@@ -38,3 +38,19 @@ def torch_validating_args():
     Distribution.set_default_validate_args(True)
     yield
     Distribution.set_default_validate_args(before)
+
+
+@pytest.fixture
+def group_steps(monkeypatch):
+    """How many times Adam's full Python step ran a group (test_compile_optimizer29.py, test_compile_replay31.py)."""
+    from nn.optim import adam
+
+    calls = []
+    full = adam.Adam._step_group
+
+    def counted(self, group):
+        calls.append(1)
+        return full(self, group)
+
+    monkeypatch.setattr(adam.Adam, "_step_group", counted)
+    return calls

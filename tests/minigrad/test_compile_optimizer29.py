@@ -9,7 +9,6 @@ import minigrad
 import nn
 import nn.functional as F
 from minigrad import backends
-from nn.optim import adam
 
 
 def _model():
@@ -60,20 +59,6 @@ def _same(a, b):
         assert sorted(s1) == sorted(s2)
         for k in s1:
             assert s1[k].array.dtype == s2[k].array.dtype and np.array_equal(s1[k].array, s2[k].array), k
-
-
-@pytest.fixture
-def group_steps(monkeypatch):
-    """How many times Adam's full Python step ran a group."""
-    calls = []
-    full = adam.Adam._step_group
-
-    def counted(self, group):
-        calls.append(1)
-        return full(self, group)
-
-    monkeypatch.setattr(adam.Adam, "_step_group", counted)
-    return calls
 
 
 @pytest.mark.parametrize("opt_cls,kw", [(nn.optim.Adam, dict(weight_decay=0.1)), (nn.optim.AdamW, {}),

@@ -13,7 +13,6 @@ import nn
 import nn.functional as F
 import nn.utils
 from minigrad import Tensor
-from nn.optim import adam
 
 
 def _batches(n):
@@ -133,20 +132,6 @@ def test_zero_grad_form_reads_the_optimizers_groups_at_each_call(full_zero_grads
     compiled = _run(True, "opt", between=between)
     assert extra["p"].grad is None
     _same(eager, compiled)
-
-
-@pytest.fixture
-def group_steps(monkeypatch):
-    """How many times Adam's full Python step ran a group."""
-    calls = []
-    full = adam.Adam._step_group
-
-    def counted(self, group):
-        calls.append(1)
-        return full(self, group)
-
-    monkeypatch.setattr(adam.Adam, "_step_group", counted)
-    return calls
 
 
 def test_adam_form_hashes_no_parameter(monkeypatch, group_steps):
