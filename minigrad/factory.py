@@ -378,11 +378,16 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
+_HEAP_TYPE = 1 << 9  # (Py_TPFLAGS_HEAPTYPE: a class made by a class statement)
+
+
 def from_numpy(array):
     """A tensor sharing memory with a numpy array (a read-only array: a copy, with PyTorch's warning)."""
     if not isinstance(array, np.ndarray):
-        kind = type(array)  # (named as Python's C API names a type: a numpy scalar's with its module)
-        raise TypeError(f"expected np.ndarray (got {kind.__name__ if kind.__module__ == 'builtins' else kind.__module__ + '.' + kind.__name__})")
+        kind = type(array)  # (named as Python's C API names a type: a class written in C (a numpy scalar's) with
+        #                    its module, one written in Python (a Tensor, a Parameter) by its name alone)
+        in_c = not kind.__flags__ & _HEAP_TYPE and kind.__module__ != "builtins"
+        raise TypeError(f"expected np.ndarray (got {kind.__module__ + '.' if in_c else ''}{kind.__name__})")
     _numpy_source(array)
     return Tensor._wrap(_writeable(array))
 
@@ -634,11 +639,30 @@ _ARANGE_OVERLOADS = (
     "= None, torch.device device = None, bool pin_memory = False, bool requires_grad = False")
 
 
-def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+class _Unset:
+    """A bound not given (a None given is a mistake: PyTorch's parser refuses it, where `arange(0, None)` read as
+    `arange(0)` would be an empty range without a word)."""
+
+    def __repr__(self):
+        return "None"
+
+
+_UNSET = _Unset()
+
+
+def arange(start=_UNSET, end=_UNSET, step=1, dtype=None, device=None, requires_grad=False, layout=None,
+           pin_memory=False):
     """Values from start (inclusive) to end (exclusive); int64 unless a bound is a float. `arange(end=n)` starts
     at 0, as PyTorch's."""
     if layout is not None or pin_memory is not False:
         placement_argument("arange", layout, pin_memory, "arange.start_out")
+    if start is None or end is None:
+        if end is _UNSET:
+            raise TypeError("arange(): argument 'end' (position 1) must be Number, not NoneType")
+        if start is _UNSET:  # (`arange(end=None)`)
+            raise TypeError("arange(): argument 'end' must be Number, not NoneType")
+        raise TypeError(invalid_arguments("arange", (start, end), _ARANGE_OVERLOADS))
+    start, end = (None if v is _UNSET else v for v in (start, end))
     if start is None:
         if end is None:  # (PyTorch's parser: no bound at all, or keywords without one)
             if step == 1 and dtype is None and device is None and not requires_grad:
@@ -648,6 +672,8 @@ def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=
     given = (start,) if end is None else (start, end) if not isinstance(step, Tensor) and step == 1 else (start, end, step)
     dtype = dtype_argument(dtype, "arange", given)
     # a bound held in a 0-d tensor (`arange(lengths.max())`) counts as its number: an integer tensor's is an int
+    if builtins.any(isinstance(v, complex) for v in given):  # (PyTorch's bounds are read as doubles)
+        raise RuntimeError("value cannot be converted to type double without overflow")
     if builtins.any(isinstance(v, Tensor) and v.numel() != 1 or isinstance(v, (str, bytes, list, tuple))
                     for v in given):  # (no Number: PyTorch's parser's words)
         if end is None:

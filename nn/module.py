@@ -565,15 +565,21 @@ class Module:
             raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS, dict(memory_format=fmt)))
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        kinds = []
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
+                kinds.append("tensor")
             elif isinstance(a, (Device, str)):
                 dev = a  # ('meta', 'mps', ...: PyTorch's device names, refused below with what minigrad has)
+                kinds.append("device")
             elif is_dtype_argument(a):
                 dt = a
+                kinds.append("dtype")
             else:
                 raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS))
+        if kinds not in ([], ["tensor"], ["device"], ["dtype"], ["device", "dtype"]):  # (its overloads' orders)
+            raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS))
         dt = dtype_argument(dt, "to", args)
         if dt is not None and not dt.is_floating_point:
             if not dt.is_complex:

@@ -568,6 +568,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grad_outputs = tuple(grad_outputs)
     _roots(outputs)  # (the outputs are checked next, as PyTorch checks them)
     for t in inputs:
+        if not isinstance(t, Tensor):  # (a list in the list: `grad(loss, [params])`)
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     edges = [t._edge() for t in inputs]

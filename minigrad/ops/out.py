@@ -55,7 +55,9 @@ _RESIZED = ("An output with one or more elements was resized since it had shape 
             "required output shape {}. This behavior is deprecated, and in a future PyTorch release outputs will "
             "not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing "
             "it, inplace, to zero elements with t.resize_(0).")
-
+_ARANGE_RESIZED = ("The number of elements in the out tensor of shape {} is {} which does not match the computed "
+                   "number of elements {}. Note that this may occur as a result of rounding error. The out tensor "
+                   "will be resized to a tensor of shape ({},).")
 
 # PyTorch's rule for out's dtype, by function: "cast" (the default) casts the result into out where can_cast
 # allows; the others want one dtype (or kind) exactly, each with its own text
@@ -73,7 +75,7 @@ _DTYPE_RULES = {
                       "dtype."),
     "dot": (_INPUT, "result dtype {o} does not match input dtype {i}"),
     "floating": (_FLOATING, "{name}(): Expected floating point type for result tensor, but got: {o}"),
-    "cat": (_CAST, "cat(): input types can't be cast to the desired output type {o}", TypeError),
+    "cat": (_CAST, "minigrad.cat(): input types can't be cast to the desired output type {o}", TypeError),
     "where": (_EXACT, "Expected out type to be {r} but got {o}"),
     "self_result": (_INPUT, "{name}(): self and result must have the same scalar type"),
     "take": (_INPUT, "take(): self and out expected to have the same dtype, but got self.dtype = {i} and out.dtype = {o}"),
@@ -302,8 +304,13 @@ def _check_overlap(out, inputs):
 
 def _write_into(out, result, name="out"):
     src, dst = result.array, out.array
+    if name == "arange" and dst.size == src.size:  # (PyTorch's arange keeps an out of as many elements as it is)
+        src = src.reshape(dst.shape)
     if dst.shape != src.shape:
-        if dst.size:
+        if dst.size and name == "arange":
+            warnings.warn(_ARANGE_RESIZED.format(list(dst.shape), dst.size, src.size, src.size), UserWarning,
+                          stacklevel=4)
+        elif dst.size and name not in _FACTORIES:  # (PyTorch's other factories resize their out without a word)
             warnings.warn(_RESIZED.format(list(dst.shape), list(src.shape)), UserWarning, stacklevel=4)
         out.array = src.astype(dst.dtype, copy=True)  # (resized: a new array, the tensor the same)
     else:

@@ -33,6 +33,8 @@ def _vector_norm(a, norm_type, xp):
         return xp.sqrt(xp.vdot(flat, flat).real)  # one BLAS pass, no temporary the size of the gradient
     if norm_type == math.inf:
         return xp.abs(flat).max()
+    if norm_type == -math.inf:  # (the smallest magnitude, as linalg.vector_norm's)
+        return xp.abs(flat).min()
     if norm_type == 1.0:
         return xp.abs(flat).sum()
     if norm_type == 0.0:

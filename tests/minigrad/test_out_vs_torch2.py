@@ -242,16 +242,12 @@ ONCE_A_PROCESS = re.compile(r"(torch|minigrad)\.(chain_matmul|cholesky|lu|lu_sol
 
 
 SCENARIOS = ["right", "resize", "ingrad", "outgrad", "noncontig"] + OUT_DTYPES
-# where minigrad still differs (the arguments PyTorch's out= form refuses, the resize warnings of the factories,
+# where minigrad still differs (the arguments PyTorch's out= form refuses,
 # kernels that refuse a dtype, per-function texts not yet copied): strict, so that a fix shows here
 KNOWN = {
-    "zeros": "resize",
-    "ones": "resize",
-    "full": "resize",
     "arange": "complex64",
-    "arange#float": "resize complex64",
-    "logspace": "resize bool",
-    "eye": "resize",
+    "arange#float": "complex64",
+    "logspace": "bool",
     "cumsum": "bool",
     "addbmm": "resize float64 float16 int64 int32 bool complex64",
     "ger": "right resize ingrad outgrad noncontig float64 float16 int64 int32 bool complex64",
@@ -282,11 +278,10 @@ KNOWN = {
     "fft.ifftn": "float64 float16 int64 int32 bool",
     "fft.fftfreq": "int64 int32 bool complex64",
     "fft.rfftfreq": "resize int64 int32 bool complex64",
-    "rand": "resize",
-    "randn": "resize outgrad",
-    "randint": "resize bool complex64",
-    "randperm": "resize bool complex64",
-    "empty": "resize outgrad",
+    "randn": "outgrad",
+    "randint": "bool complex64",
+    "randperm": "bool complex64",
+    "empty": "outgrad",
 }
 
 
