@@ -7,6 +7,7 @@ test_mistakes_vs_torch.py's `outcome` (exception type and text, warnings, plain 
 """
 
 import collections
+import importlib
 import warnings
 
 import pytest
@@ -1550,3 +1551,10 @@ def test_deliberate_difference_is_one_clear_line(name):
 
 def test_the_table_covers_what_the_first_seven_miss():
     assert len(CASES) >= 300
+
+
+def test_no_case_of_the_first_seven_tables_again():
+    earlier = set()
+    for table in ["test_mistakes_vs_torch"] + [f"test_mistakes{i}_vs_torch" for i in range(2, 8)]:
+        earlier |= set(importlib.import_module(f"tests.nn.{table}").CASES)
+    assert not set(CASES) & earlier
