@@ -141,16 +141,19 @@ def _imported_on_use(name):
 
 
 def _import_numba():
-    """`import numba` without three imports it makes only in case they are needed, a sizeable part of
+    """`import numba` without four imports it makes only in case they are needed, a sizeable part of
     a small script's first step: scipy, imported only to check its version (any scipy that runs on the
     numpy numba accepts passes); yaml, for a .numba_config.yaml in the working directory, which
     numba reads again before every compile: where there is none now, yaml is imported when numba reads
     one; and importlib.metadata, for the entry points of numba's extensions, which numba loads before a
-    compile (and minigrad's cached kernels do not need): imported when numba first looks for them."""
+    compile (and minigrad's cached kernels do not need): imported when numba first looks for them; and
+    numba.experimental (jitclass, first-class function types: ~3% of numba's import), which numba's
+    package only binds as an attribute: imported at the first read of `numba.experimental.<name>`, or
+    by numba's first compile (its target context imports it)."""
     refused = ["scipy"]
     if not os.path.exists(".numba_config.yaml"):
         refused.append("yaml")
-    with _refusing(*refused), _imported_on_use("importlib.metadata"):
+    with _refusing(*refused), _imported_on_use("importlib.metadata"), _imported_on_use("numba.experimental"):
         import numba
     config = numba.core.config
     if "yaml" in refused and getattr(config, "_HAVE_YAML", True) is False and importlib.util.find_spec("yaml"):
