@@ -1019,7 +1019,11 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None, 
         if low >= high:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
         rng = (generator or random.default_generator)._rng
-        return Tensor._wrap(random.integers(rng, low, high, _randint_size(size, (low, high, size))))
+        for s in size:  # (plain sizes, the usual, taken as they are: _size's checks for the others)
+            if type(s) is not builtins.int or s < 0:
+                size = _randint_size(size, (low, high, size))
+                break
+        return Tensor._wrap(random.integers(rng, low, high, size))
     given = [a for a in (low, high, size) if a is not None]
     dtype = dtype_argument(dtype, "randint", tuple(given))
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)

@@ -233,8 +233,9 @@ def integers(rng, low, high, size):
         rng = rng._stream()
     span = high - low
     if type(rng) is np.random.Generator and 0 < span <= 1 << 32:
-        drawn = (rng.bit_generator.random_raw(size) % np.uint64(span)).view(np.int64)  # (each below 2**32)
-        return drawn + low if low else drawn
+        raw = rng.bit_generator.random_raw(size)
+        drawn = np.remainder(raw, span, out=raw).view(np.int64)  # (in place: each below 2**32, as an int64 too)
+        return np.add(drawn, low, out=drawn) if low else drawn
     return rng.integers(low, high, size=size)
 
 

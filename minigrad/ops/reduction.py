@@ -155,6 +155,9 @@ def _integral_to_int64(t, dtype):
 
 def sum(input, dim=None, keepdim=False, dtype=None):
     """Sum over `dim` (an int, a tuple, or None for all). Bool and int sums are int64."""
+    if dim is None and dtype is None and keepdim is False and input.array.dtype.kind == "f":
+        # the usual `loss.sum()` of a float tensor: nothing below to check, cast or widen
+        return SumAll.apply(input, tuple(range(input.array.ndim)), False)
     dtype = dtype_argument(dtype, "sum", None if dim is not None else ())
     if dtype is None and input.array.dtype.kind in "biu":  # (no gradient: summed as int64, with no copy first)
         dims = normalize_dims(dim, input.array.ndim)

@@ -163,8 +163,12 @@ def view(input, *shape, **size):
     elif len(shape) == 1 and is_dtype_argument(shape[0]):  # (`view(float)` too, as PyTorch's parser reads it)
         return _view_as_dtype(input, dtype_argument(shape[0], "view"))
     n = input.array.size
-    if len(shape) == 2 and type(shape[0]) is type(shape[1]) is int and shape[0] == -1 and shape[1] > 0 and n % shape[1] == 0:
-        shape = (n // shape[1], shape[1])  # view(-1, C), the usual call: _infer_shape's answer, without its checks
+    if len(shape) == 2 and type(shape[0]) is type(shape[1]) is int and shape[1] > 0:  # view(B, C), view(-1, C): the usual
+        b, c = shape
+        if b == -1 and n % c == 0:
+            shape = (n // c, c)  # _infer_shape's answer, without its checks
+        elif b < 0 or b * c != n:
+            shape = _infer_shape(shape, n)  # (its words for the size that does not fit)
     else:
         try:  # (operator.index: a float size is refused, as PyTorch's parser refuses it, not truncated)
             sizes = _shape_arg(shape)
