@@ -3,7 +3,9 @@ switched between train and eval with a short last batch and a greedy generation 
 compiled with fullgraph=True under OneCycleLR and foreach clipping, torch._dynamo.reset() between epochs with a
 torch.compiler.is_compiling() check in the forward, a tied transformer under mode="reduce-overhead" with dropout, a
 compiled sampling step drawing top-k tokens from a Generator, an LSTM with proj_size under dynamic=False, and a compiled
-model's checkpoint (its _orig_mod's state_dict) saved, deep-copied for early stopping and loaded back. Each script is
+model's checkpoint (its _orig_mod's state_dict) saved, deep-copied for early stopping and loaded back, a weight-normed
+head over a GRU with dropout between layers, and padded batches from a DataLoader's collate_fn through a compiled
+attention classifier with a key_padding_mask. Each script is
 written once against a `torch`-like namespace and run three ways: torch eager (the reference, within float32
 tolerance, for scripts without random draws), minigrad eager and minigrad compiled (equal bit for bit)."""
 import copy
@@ -363,3 +365,92 @@ def compiled_early_stopping(T, compile, init):
 def test_early_stopping_on_a_compiled_models_state_dict():
     keys, _ = _three_ways(compiled_early_stopping)
     assert keys == ["_orig_mod.0.weight", "_orig_mod.0.bias", "_orig_mod.2.weight", "_orig_mod.2.bias"]
+
+
+# ---- a weight-normed head (parametrizations.weight_norm: the weight recomputed in each forward) over a 2-layer GRU
+# with dropout between its layers, compiled and trained: eager's dropout masks, eager's parameters ----------------
+def weight_norm_gru_dropout(T, compile, init):
+    nn, F = T.nn, T.nn.functional
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(V, 8)
+            self.gru = nn.GRU(8, 16, num_layers=2, dropout=0.2, batch_first=True)
+            self.head = nn.utils.parametrizations.weight_norm(nn.Linear(16, V))
+
+        def forward(self, x):
+            return self.head(self.gru(self.emb(x))[0])
+
+    model = compile(_start(T, Model(), init))
+    opt = T.optim.Adam(model.parameters(), lr=1e-2)
+    x, y = _windows(range(0, 40, 5), 6)
+    out = []
+    for _ in range(3):
+        model.train()
+        loss = F.cross_entropy(model(T.tensor(x)).flatten(0, 1), T.tensor(y).flatten())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        out.append(_np(loss))
+    model.eval()
+    with T.no_grad():
+        out.append(_np(model(T.tensor(x[:2]))))
+    out += [_np(v) for v in model.state_dict().values()]
+    return out, list(model.state_dict())
+
+
+def test_a_weight_normed_head_over_a_gru_with_dropout_compiled():
+    keys, _ = _three_ways(weight_norm_gru_dropout, rng=True)
+    assert "_orig_mod.head.parametrizations.weight.original1" in keys
+
+
+# ---- sentences padded per batch by a DataLoader's collate_fn (drop_last), through a compiled classifier with
+# nn.MultiheadAttention under a bool key_padding_mask: each batch's mask values are its own (a guard on shapes only),
+# a batch of another length another program ----------------------------------------------------------------------
+SENTENCES = [("good fun film", 1), ("bad dull plot", 0), ("a good and fun story", 1), ("too dull", 0),
+             ("fun", 1), ("bad acting and a dull plot", 0), ("good story", 1), ("dull and bad", 0)]
+VOCAB = ["<pad>"] + sorted({w for s, _ in SENTENCES for w in s.split()})
+
+
+def padded_attention_classifier(T, compile, init):
+    nn, F = T.nn, T.nn.functional
+    data = T.utils.data
+
+    def collate(batch):
+        seqs = [T.tensor([VOCAB.index(w) for w in s.split()]) for s, _ in batch]
+        return nn.utils.rnn.pad_sequence(seqs, batch_first=True), T.tensor([c for _, c in batch])
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(len(VOCAB), 8, padding_idx=0)
+            self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+            self.fc = nn.Linear(8, 2)
+
+        def forward(self, x):
+            pad = x == 0
+            e = self.emb(x)
+            h, _ = self.attn(e, e, e, key_padding_mask=pad, need_weights=False)
+            h = h.masked_fill(pad.unsqueeze(-1), 0.0)
+            return self.fc(h.sum(1) / (~pad).sum(1, keepdim=True))
+
+    model = compile(_start(T, Classifier(), init))
+    # (SGD: the key bias's gradient is zero but for rounding, which Adam would scale up to a step of lr)
+    opt = T.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    loader = data.DataLoader(SENTENCES, batch_size=3, shuffle=False, drop_last=True, collate_fn=collate)
+    out = []
+    for _ in range(2):
+        for x, y in loader:
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out.append(_np(loss))
+    out += [_np(p) for p in model.parameters()]
+    return out, len(loader)
+
+
+def test_padded_batches_through_a_compiled_attention_classifier():
+    batches, lines = _three_ways(padded_attention_classifier)
+    assert batches == 2 and not any("eager" in line for line in lines)
