@@ -27,6 +27,7 @@ RENAMES = {
     "minigrad.nn.utils.clip_grad": "nn.utils", "minigrad.nn.utils.convert_parameters": "nn.utils",
     "minigrad.optim.adamw": "nn.optim.adam",
     "minigrad.autograd.profiler": "minigrad.profiler", "minigrad.autograd.profiler_util": "minigrad.profiler",
+    "minigrad._dynamo.eval_frame": "nn.optimized_module",
 }
 
 

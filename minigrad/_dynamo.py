@@ -3,11 +3,23 @@
     minigrad._dynamo.config.cache_size_limit = 16   # programs kept per compiled function
     minigrad._dynamo.reset()                        # forget every captured program
 """
+import importlib
 import types
 
 from . import compiler
-from .compiler import (allow_in_graph, assume_constant_result, disable, graph_break, is_compiling, reset,  # noqa: F401
-                       set_stance)
+from .compiler import (allow_in_graph, assume_constant_result, disable, graph_break, is_compiling,  # noqa: F401
+                       list_backends, reset, set_stance)
+
+# `torch._dynamo.eval_frame.OptimizedModule`, which scripts test for to reach a compiled model's `_orig_mod`: the
+# submodule `eval_frame` is nn's optimized_module under PyTorch's path (_aliases.RENAMES), so this module has a
+# package's (empty) path, and the attribute imports it on first use (the engine imports no nn)
+__path__ = []
+
+
+def __getattr__(name):
+    if name == "eval_frame":
+        return importlib.import_module(__name__ + ".eval_frame")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Settings:
@@ -67,6 +79,10 @@ config = _Config()
 def mark_dynamic(t, index, min=None, max=None):
     """PyTorch's hint that a dim changes between calls: accepted; minigrad.compile captures one program per
     shape (a new shape is a new capture, at most config.cache_size_limit of them)."""
+
+
+def maybe_mark_dynamic(t, index):
+    """PyTorch's softer mark_dynamic (a dim that may yet be specialised): accepted, as mark_dynamic."""
 
 
 def mark_static(t, index=None):

@@ -8,8 +8,11 @@ import warnings
 
 class _State(threading.local):
     def __init__(self):
-        self.grad_enabled = True
+        self.grad_enabled = True  # whether ops record: PyTorch's grad mode, and off in inference mode whatever it is
         self.inference = False
+        # grad mode turned on under inference_mode (enable_grad, set_grad_enabled(True)): is_grad_enabled() says
+        # True, as PyTorch's, yet nothing records (its inference mode leaves autograd out, whatever the grad mode)
+        self.grad_shown = False
         self.saved_tensors_hooks = []  # stack of (pack, unpack); the innermost pair wins
         self.anomaly = False  # detect_anomaly: the engine checks each node's gradients for NaN
         self.anomaly_check_nan = True
@@ -25,8 +28,13 @@ state = _State()
 
 
 def is_grad_enabled():
-    """True when ops on tensors that require grad record the graph."""
-    return state.grad_enabled
+    """PyTorch's grad mode: True when ops on tensors that require grad record the graph, and inside
+    enable_grad under inference_mode, where nothing records."""
+    return state.grad_enabled or state.grad_shown
+
+
+def _set_grad_mode(mode):
+    state.grad_enabled, state.grad_shown = mode and not state.inference, mode and state.inference
 
 
 def is_inference_mode_enabled():
@@ -103,22 +111,23 @@ class no_grad(_NoParamGradModeContext):
     or `@no_grad`."""
 
     def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = False
+        self.prev = state.grad_enabled, state.grad_shown
+        state.grad_enabled = state.grad_shown = False
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        state.grad_enabled, state.grad_shown = self.prev
 
 
 class enable_grad(_NoParamGradModeContext):
-    """Turn recording back on inside a `no_grad` block."""
+    """Turn recording back on inside a `no_grad` block (not inside inference_mode: grad mode is on there, as in
+    PyTorch, and nothing records)."""
 
     def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = True
+        self.prev = state.grad_enabled, state.grad_shown
+        _set_grad_mode(True)
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        state.grad_enabled, state.grad_shown = self.prev
 
 
 class set_grad_enabled(_GradModeContext):
@@ -128,20 +137,20 @@ class set_grad_enabled(_GradModeContext):
         if not isinstance(mode, bool):  # (`set_grad_enabled(0)`, a string: PyTorch's argument parser refuses)
             from ..tensor import type_name
             raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type_name(mode)}")
-        self.prev = state.grad_enabled
+        self.prev = state.grad_enabled, state.grad_shown
         self.mode = mode
-        state.grad_enabled = self.mode
+        _set_grad_mode(mode)
 
     def __call__(self, func):
         # used as a decorator, it must not change the mode now: undo what __init__ did
-        state.grad_enabled = self.prev
+        state.grad_enabled, state.grad_shown = self.prev
         return super().__call__(func)
 
     def __enter__(self):
-        state.grad_enabled = self.mode
+        _set_grad_mode(self.mode)
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        state.grad_enabled, state.grad_shown = self.prev
 
     def clone(self):
         return self.__class__(self.mode)
@@ -167,12 +176,12 @@ class inference_mode(_GradModeContext):
 
     def __enter__(self):
         global inference_tensors_made
-        self.prev = (state.grad_enabled, state.inference)
-        state.grad_enabled, state.inference = not self.mode, self.mode
+        self.prev = (state.grad_enabled, state.inference, state.grad_shown)
+        state.grad_enabled, state.inference, state.grad_shown = not self.mode, self.mode, False
         inference_tensors_made = inference_tensors_made or self.mode
 
     def __exit__(self, *exc):
-        state.grad_enabled, state.inference = self.prev
+        state.grad_enabled, state.inference, state.grad_shown = self.prev
 
     def clone(self):
         return self.__class__(self.mode)

@@ -410,6 +410,11 @@ def is_compiling():
 is_dynamo_compiling = is_compiling
 
 
+def is_exporting():
+    """False: minigrad has no torch.export, so no code ever runs under it."""
+    return False
+
+
 def disable(fn=None, recursive=True):
     """`fn` never runs inside a capture: a compiled call that reaches it runs eagerly, from then on
     (a graph break, with the usual one-line warning). Also a decorator, with or without arguments."""
@@ -454,4 +459,6 @@ def cudagraph_mark_step_begin():
 
 def list_backends(exclude_tags=("debug", "experimental")):
     """The `backend=` names compile accepts (as torch.compiler.list_backends, 'eager' left out)."""
+    if not exclude_tags:  # (PyTorch's `exclude_tags=()` or None: every backend, the debug ones too)
+        return sorted(_BACKENDS)
     return sorted(b for b in _BACKENDS if b not in ("eager", "aot_eager"))  # (PyTorch's debug backends)

@@ -1525,4 +1525,6 @@ def multinomial(input, num_samples, replacement=False, generator=None):
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > p.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if p.shape[-1] > 2 ** 24:  # (PyTorch's limit: its sampled indices pass through float32, exact up to 2^24)
+        raise RuntimeError("number of categories cannot exceed 2^24")
     return Multinomial.apply(input, num_samples, replacement, generator)

@@ -142,6 +142,24 @@ def test_hints_are_accepted():
     assert minigrad.compiler.allow_in_graph(len) is len and minigrad.compiler.assume_constant_result(len) is len
     assert minigrad.compiler.cudagraph_mark_step_begin() is None
     assert minigrad.compiler.list_backends() == ["cudagraphs", "inductor", "minigrad"]
+    assert minigrad._dynamo.maybe_mark_dynamic(x, 0) is None and minigrad.compiler.is_exporting() is False
+    # `torch._dynamo.list_backends(exclude_tags=())`, as PyTorch's: the debug backends too
+    assert minigrad._dynamo.list_backends(exclude_tags=()) == ["aot_eager", "cudagraphs", "eager", "inductor",
+                                                               "minigrad"]
+
+
+def test_a_scripts_unwrap_of_a_compiled_model_through_dynamos_eval_frame():
+    # `if isinstance(model, torch._dynamo.eval_frame.OptimizedModule): model = model._orig_mod` before saving
+    torch = pytest.importorskip("torch")
+    for lib in (minigrad, torch):
+        model = lib.nn.Linear(2, 2)
+        compiled = lib.compile(model)
+        assert isinstance(compiled, lib._dynamo.eval_frame.OptimizedModule)
+        assert not isinstance(model, lib._dynamo.eval_frame.OptimizedModule)
+        assert compiled._orig_mod is model
+    from minigrad._dynamo.eval_frame import OptimizedModule
+
+    assert OptimizedModule is type(minigrad.compile(nn.Linear(2, 2))) and issubclass(OptimizedModule, nn.Module)
 
 
 def test_a_compiled_module_is_a_module_as_pytorchs_optimized_module():

@@ -57,7 +57,8 @@ CALLS.update({
  "max_empty": lambda L,x: L.ones(0).max(), "argmax_empty": lambda L,x: L.ones(0).argmax(), "amax_empty": lambda L,x: L.ones(0, 3).amax(0),
  "sort_dim": lambda L,x: x.sort(5), "squeeze_tuple": lambda L,x: x.squeeze((0, 5)), "norm_p": lambda L,x: x.norm(p="fro", dim=5),
  "diag_embed_dims": lambda L,x: L.diag_embed(x, 0, 0, 0), "einsum_shape": lambda L,x: L.einsum("ij,ij->i", x, x.t()),
- "multinomial_neg": lambda L,x: L.multinomial(x, 1), "clamp_int_float": lambda L,x: L.tensor([1, 2]).clamp(0.5), "pow_bool": lambda L,x: L.tensor([True]) ** 2,
+ "multinomial_neg": lambda L,x: L.multinomial(x, 1),
+ "multinomial_categories": lambda L,x: L.multinomial(L.ones(1).expand(2 ** 24 + 1), 1), "clamp_int_float": lambda L,x: L.tensor([1, 2]).clamp(0.5), "pow_bool": lambda L,x: L.tensor([True]) ** 2,
  "gather_ndim": lambda L,x: x.gather(0, L.tensor([0])), "scatter_add_dtype": lambda L,x: x.scatter_add(0, L.tensor([[0]]), L.ones(1, 1, dtype=L.float64)),
  "index_add_dtype": lambda L,x: x.index_add(0, L.tensor([0]), L.ones(1, 4, dtype=L.float64)), "log_neg": lambda L,x: x.log(),
  "add_none_": lambda L,x: x.add_(None, alpha=-5.0), "mul_str_": lambda L,x: x.mul_("a"), "div_list_": lambda L,x: x.div_([1]),
@@ -100,6 +101,12 @@ def test_bad_operand_of_an_in_place_op_is_pytorchs_message(torch, name):
     # a gradient of None after zero_grad() in `p.data.add_(p.grad, alpha=-lr)`: PyTorch's line, not numpy's
     got, want = outcome(mg, CALLS[name]), outcome(torch, CALLS[name])
     assert type(got) is type(want) is TypeError and str(got) == str(want).splitlines()[0]
+
+
+def test_multinomial_over_more_than_2_24_categories_is_pytorchs_message(torch):
+    # (an expanded row: no memory for the 2^24 + 1 weights)
+    got, want = (outcome(L, CALLS["multinomial_categories"]) for L in (mg, torch))
+    assert type(got) is type(want) is RuntimeError and str(got) == str(want) == "number of categories cannot exceed 2^24"
 
 
 def test_fill_with_a_1d_value_is_pytorchs_message(torch):

@@ -637,6 +637,38 @@ def test_inference_mode():
     assert f(x).grad_fn is None and mg.is_grad_enabled()
 
 
+def test_grad_mode_turned_on_under_inference_mode_records_nothing():
+    # an @enable_grad() helper (a closure, a metric) called from an evaluation under inference_mode: PyTorch's
+    # grad mode says True there, yet inference mode keeps autograd out; inference_mode(False) records again
+    torch = pytest.importorskip("torch")
+
+    def seen(lib):
+        x = lib.ones(2, requires_grad=True)
+        out = []
+
+        @lib.enable_grad()
+        def helper():
+            return lib.is_grad_enabled(), (x * 3).requires_grad
+
+        with lib.inference_mode():
+            with lib.enable_grad():
+                out.append((lib.is_grad_enabled(), (x * 2).requires_grad))
+                with lib.no_grad():
+                    out.append(lib.is_grad_enabled())
+                with lib.inference_mode(False):
+                    y = x * 2
+                    out.append((lib.is_grad_enabled(), y.requires_grad, y.is_inference()))
+                out.append(lib.is_grad_enabled())
+            with lib.set_grad_enabled(True):
+                out.append((lib.is_grad_enabled(), (x * 2).requires_grad))
+            out.append((lib.is_grad_enabled(), helper()))
+        out.append((lib.is_grad_enabled(), (x * 2).requires_grad))
+        return out
+
+    assert seen(mg) == seen(torch) == [(True, False), False, (True, True, False), True, (True, False),
+                                       (False, (True, False)), (True, True)]
+
+
 def test_inference_tensor_refuses_requires_grad_outside_inference_mode():
     # a model's output made under inference_mode, then marked for a loss: PyTorch refuses it there
     torch = pytest.importorskip("torch")
