@@ -613,7 +613,7 @@ def _binary(cls, a, b, *extra):
 
 def apply_binary(cls, a, b, *extra):
     """`cls` applied to two operands already of one dtype (the shapes kept for its backward's sums)."""
-    out = cls.apply(a, b, *extra)
+    out = cls.apply(a, b, *extra) if extra else cls.apply(a, b)  # (a star call builds its arguments' tuple anew)
     if out.grad_fn is not None:
         a_shape, b_shape, shape = a.array.shape, b.array.shape, out.array.shape
         if a_shape != shape or b_shape != shape:  # (the usual, operands of the output's shape: nothing to keep)
