@@ -418,8 +418,9 @@ class BackwardNode(Node, FunctionCtx):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
         if recording.recorders_made and _capture.recorder is not None:  # minigrad.compile is capturing: it runs
             return _capture.recorder.on_backward(self, grads)  # and records this
-        # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone)
-        if self._materialize and (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))):
+        # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone; _materialize, a class
+        # default read through a node of any class, last)
+        if (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))) and self._materialize:
             grads = tuple(_zeros_like_meta(m) if g is None and m is not None else g
                           for g, m in zip(grads, self._output_meta))  # (m None: an output not a tensor)
         cls = self._forward_cls
