@@ -189,7 +189,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 restore = False
             node_grads = buffers.pop(node, None) or []
             leaf = type(node) is AccumulateGrad
-            if node._pre_hooks or node._node_pre_hooks or (leaf and node.variable._hooks):
+            if node._hooked and (node._pre_hooks or node._node_pre_hooks) or (leaf and node.variable._hooks):
                 node_grads = _run_pre_hooks(node, node_grads)
                 restore = True
             if capture is not None:
@@ -224,11 +224,12 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             results = node.apply(*node_grads)
             if anomaly:
                 _check_anomaly(node, results)
-            if node._user_backward:
+            post_hooks = None
+            if node._hooked:  # (a user Function's backward or a hook may have changed the grad mode)
                 restore = True
-            if node._post_hooks:
-                restore = True
-                for hook in tuple(node._post_hooks.values()):
+                post_hooks = node._post_hooks
+            if post_hooks:
+                for hook in tuple(post_hooks.values()):
                     r = hook(results, tuple(node_grads))
                     if r is not None:
                         results = _hook_result(hook, r, len(results))  # (the edges below take one gradient each)
@@ -243,7 +244,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     elif nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
                         buffers[nxt] = [g]
                     else:  # (a post hook may have kept the results: then they are not the engine's alone)
-                        _add_to_buffer(buffers, nxt, nr, g, create_graph, () if node._post_hooks else results)
+                        _add_to_buffer(buffers, nxt, nr, g, create_graph, () if post_hooks else results)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -377,9 +378,10 @@ def _getrefcount_own():
 _OWN = _getrefcount_own()
 
 
-def reusable(grad, holders):
+def reusable(grad, holders, contiguous=False):
     """Whether the engine may reuse gradient `grad`'s array: sum another gradient into it in place,
-    or adopt it as a leaf's `.grad` without a copy. The one test behind both reuses.
+    or adopt it as a leaf's `.grad` without a copy (`contiguous`: only a C-contiguous one, a `.grad`'s
+    layout). The one test behind both reuses.
 
     Reuse is safe only when nothing but the engine can see the tensor or its array, as PyTorch
     steals a gradient whose use count is one: `grad` has no references beyond the `holders` its
@@ -388,9 +390,12 @@ def reusable(grad, holders):
     writeable memory (it is no view). Otherwise writing into it would change what someone else
     holds, and adopting it would let two `.grad`s alias each other.
     """
-    return (sys.getrefcount(grad) <= holders + 1 + _OWN  # + this call's parameter
+    if not (sys.getrefcount(grad) <= holders + 1 + _OWN  # + this call's parameter
             and sys.getrefcount(arr := grad.array) <= 2 + _OWN  # the tensor's slot and `arr` here
-            and getattr(arr, "base", None) is None and arr.flags.writeable)
+            and getattr(arr, "base", None) is None):
+        return False
+    flags = arr.flags  # (read once: each read makes a new flags object)
+    return flags.writeable and (flags.c_contiguous or not contiguous)
 
 
 # References to the gradient a leaf receives, outside accumulate_into_leaf: run_backward's local and
@@ -424,7 +429,7 @@ def accumulate_into_leaf(variable, grad):
         if state.grad_enabled:  # create_graph: keep the graph of the gradient
             variable._grad = grad
             return
-        if reusable(grad, _LEAF_HOLDERS) and grad.array.flags.c_contiguous:
+        if reusable(grad, _LEAF_HOLDERS, contiguous=True):
             # no one else sees it: PyTorch steals such a gradient, and a plain tensor (no graph of its own,
             # no inference flag) is kept as it is: no new Tensor per leaf per backward
             if type(grad) is Tensor and grad.grad_fn is None and not grad._requires_grad and grad._base is None \

@@ -59,7 +59,10 @@ class Node:
     _pre_hooks = None  # {output_nr: {id: fn(grad) -> grad or None}}: tensor hooks on non-leaf outputs
     _node_pre_hooks = None  # {id: fn(grad_outputs) -> grad_outputs or None}: register_prehook's, after the tensor hooks
     _post_hooks = None
-    _user_backward = False  # a user Function's node: its backward may leave grad mode changed (the engine restores it)
+    # True once a hook of any of the three kinds above is registered on the node, and for a user Function's node
+    # (whose backward may leave grad mode changed: the engine restores it): the engine's one test a node before it
+    # looks for each (a node's class varies along the walk, so each read of a class default is a full look-up)
+    _hooked = False
 
     def name(self):
         """The node's name, e.g. 'MulBackward0' (as PyTorch's `grad_fn.name()`)."""
@@ -74,17 +77,20 @@ class Node:
         """`fn(grad_inputs, grad_outputs)` runs after this node's backward."""
         if self._post_hooks is None:
             self._post_hooks = {}
+            self._hooked = True
         return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """`fn(grad_outputs)` runs before this node's backward; a tuple it returns replaces the gradients."""
         if self._node_pre_hooks is None:
             self._node_pre_hooks = {}
+            self._hooked = True
         return add_hook(self._node_pre_hooks, fn)
 
     def _register_tensor_hook(self, output_nr, fn):
         if self._pre_hooks is None:
             self._pre_hooks = {}
+            self._hooked = True
         return add_hook(self._pre_hooks.setdefault(output_nr, {}), fn)
 
 
@@ -412,8 +418,9 @@ class BackwardNode(Node, FunctionCtx):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
         if recording.recorders_made and _capture.recorder is not None:  # minigrad.compile is capturing: it runs
             return _capture.recorder.on_backward(self, grads)  # and records this
-        # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone)
-        if self._materialize and (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))):
+        # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone; _materialize, a class
+        # default read through a node of any class, last)
+        if (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))) and self._materialize:
             grads = tuple(_zeros_like_meta(m) if g is None and m is not None else g
                           for g, m in zip(grads, self._output_meta))  # (m None: an output not a tensor)
         cls = self._forward_cls
@@ -612,7 +619,7 @@ class FunctionMeta(type):
         node_name = attrs.get("node_name") or f"{name}Backward"
         ours = cls.__module__.split(".")[0] in ("minigrad", "nn", "gpt")  # the engine's, nn's and gpt's ops
         cls._backward_cls = type(node_name, (BackwardNode,), {
-            "_forward_cls": cls, "__module__": cls.__module__, "_user_backward": not ours,
+            "_forward_cls": cls, "__module__": cls.__module__, "_hooked": not ours,
             "_repr_prefix": "" if ours else "minigrad.autograd.function."})
         # PyTorch gives a user Function an edge for every tensor argument; a built-in op has edges only
         # for its differentiable (floating) inputs: no edge for where's condition or gather's index.

@@ -1609,8 +1609,8 @@ def test_a_replay_hands_each_gradient_to_its_leaf_as_eager_does(monkeypatch):
     answers = []
     real = engine.reusable
 
-    def asked(grad, holders):  # (this wrapper's argument is one more holder: counted)
-        answers.append(real(grad, holders + 1))
+    def asked(grad, holders, contiguous=False):  # (this wrapper's argument is one more holder: counted)
+        answers.append(real(grad, holders + 1, contiguous))
         return answers[-1]
 
     monkeypatch.setattr(engine, "reusable", asked)
