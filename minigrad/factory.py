@@ -672,8 +672,6 @@ def arange(start=_UNSET, end=_UNSET, step=1, dtype=None, device=None, requires_g
     given = (start,) if end is None else (start, end) if not isinstance(step, Tensor) and step == 1 else (start, end, step)
     dtype = dtype_argument(dtype, "arange", given)
     # a bound held in a 0-d tensor (`arange(lengths.max())`) counts as its number: an integer tensor's is an int
-    if builtins.any(isinstance(v, complex) for v in given):  # (PyTorch's bounds are read as doubles)
-        raise RuntimeError("value cannot be converted to type double without overflow")
     if builtins.any(isinstance(v, Tensor) and v.numel() != 1 or isinstance(v, (str, bytes, list, tuple))
                     for v in given):  # (no Number: PyTorch's parser's words)
         if end is None:
@@ -682,6 +680,10 @@ def arange(start=_UNSET, end=_UNSET, step=1, dtype=None, device=None, requires_g
     if end is None:
         start, end = 0, start
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if builtins.any(isinstance(v, complex) for v in (start, end, step)):  # (PyTorch reads its bounds as doubles: a
+        if builtins.any(isinstance(v, complex) and v.imag for v in (start, end, step)):  # complex one is its real
+            raise RuntimeError("value cannot be converted to type double without overflow")  # part, if it is all)
+        start, end, step = (v.real if isinstance(v, complex) else v for v in (start, end, step))
     kind = None if dtype is None else np.dtype(_dt(dtype))
     if kind == np.bool_:
         raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')

@@ -11,6 +11,7 @@ runs differ unless `manual_seed` is called; `initial_seed()` reports the seed in
 starts from PyTorch's fixed seed 67280421310721.
 """
 import contextlib
+import operator
 
 import numpy as np
 
@@ -231,6 +232,8 @@ def integers(rng, low, high, size):
     batch of indices, which a small model draws at every step; it still draws the wider spans."""
     if type(rng) is Generator:
         rng = rng._stream()
+    if type(low) is not int or type(high) is not int:  # (a numpy int or a 0-d tensor bound: a Python int, which
+        low, high = operator.index(low), operator.index(high)  # the in-place uint64 arithmetic below takes as uint64)
     span = high - low
     if type(rng) is np.random.Generator and 0 < span <= 1 << 32:
         raw = rng.bit_generator.random_raw(size)

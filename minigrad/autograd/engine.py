@@ -172,9 +172,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
 
     push, pop = heapq.heappush, heapq.heappop
     anomaly = mode["anomaly"]  # (read once a backward, as nodes are many)
-    prev_mode, prev_retain = mode["grad_enabled"], mode["retain_graph"]
+    prev_mode, prev_shown, prev_retain = mode["grad_enabled"], mode["grad_shown"], mode["retain_graph"]
     create_graph = bool(create_graph)  # (the grad mode of the nodes' backward: sums below are recorded in it)
-    mode["grad_enabled"], mode["retain_graph"] = create_graph, bool(retain_graph)
+    # (grad_shown off: is_grad_enabled() is create_graph in a node's backward, even under enable_grad in inference_mode)
+    mode["grad_enabled"], mode["grad_shown"], mode["retain_graph"] = create_graph, False, bool(retain_graph)
     # Each node runs in the backward's grad mode, as PyTorch restores its thread-local state for every node: a
     # hook or a user Function's backward that changes the mode and leaves it changed does not reach the next
     # node. Only those can change it (a built-in op's backward leaves it as it found it), so the mode is
@@ -185,7 +186,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
         while ready:
             node = pop(ready)[1]
             if restore:
-                mode["grad_enabled"] = create_graph
+                mode["grad_enabled"], mode["grad_shown"] = create_graph, False
                 restore = False
             node_grads = buffers.pop(node, None) or []
             leaf = type(node) is AccumulateGrad
@@ -251,7 +252,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     push(ready, (-nxt._seq, nxt))
             g = None  # no stray reference: a leaf adopts a gradient only no one else holds
     finally:
-        mode["grad_enabled"], mode["retain_graph"] = prev_mode, prev_retain
+        mode["grad_enabled"], mode["grad_shown"], mode["retain_graph"] = prev_mode, prev_shown, prev_retain
         fp_restore(fp)
     return captured
 
@@ -521,8 +522,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         _warn_reference_cycle()
     captured = _run_with_inputs(list(tensors), grad_tensors, retain_graph, create_graph, set(edges))
     # accumulate as the engine's AccumulateGrad does: in grad mode only with create_graph
-    prev_mode = state.grad_enabled
-    state.grad_enabled = bool(create_graph)
+    prev_mode = state.grad_enabled, state.grad_shown
+    state.grad_enabled, state.grad_shown = bool(create_graph), False
     try:
         for t, e in zip(inputs, edges):
             # references here: `captured`, `g`, then accumulate_into_leaf's argument (the same count
@@ -538,7 +539,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 t.retain_grad()
             g = None
     finally:
-        state.grad_enabled = prev_mode
+        state.grad_enabled, state.grad_shown = prev_mode
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

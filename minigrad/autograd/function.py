@@ -613,6 +613,20 @@ def _no_setup_context(ctx, inputs, output):
                               "autograd.Function (a forward without ctx)")
 
 
+def _grad_mode_off(forward):
+    """`forward` with is_grad_enabled() False where apply leaves only grad_shown on (enable_grad inside inference_mode,
+    where nothing records: apply turns recording off for a forward that records, and nothing else is on)."""
+    def forward_without_grad_mode(ctx, *args):
+        if not state.grad_shown:
+            return forward(ctx, *args)
+        state.grad_shown = False
+        try:
+            return forward(ctx, *args)
+        finally:
+            state.grad_shown = True
+    return forward_without_grad_mode
+
+
 class FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
@@ -636,6 +650,8 @@ class FunctionMeta(type):
             cls._forward_with_ctx = staticmethod(forward_with_ctx)
         else:
             cls._forward_with_ctx = staticmethod(forward)
+        if not ours:  # a user's forward sees grad mode off, as PyTorch's, also under enable_grad in inference_mode
+            cls._forward_with_ctx = staticmethod(_grad_mode_off(cls._forward_with_ctx))
         if not ours and getattr(cls, "jvp", None) is not None:  # forward AD runs the user's jvp with forward's ctx: apply leaves it here
             inner = cls._forward_with_ctx
 

@@ -16,7 +16,7 @@ from ..autograd import function as _function
 from ..autograd.function import Function, SavedViewResult, keep_absent_edges
 from ..autograd.grad_mode import state
 from ..device import array_module
-from ..tensor import Tensor, _RetainGrad
+from ..tensor import Tensor, _RetainGrad, invalid_arguments
 from ._util import (SHARED_MEMORY_MESSAGE, broadcast_shapes, checked_scalar, may_overlap, output_shape_error, overlaps,
                     repeats_elements, same_elements, writable_alias, too_many_positional, type_name)
 from .complex import real_of, refuse, refuse_non_float, view_as_complex, view_as_real
@@ -1245,9 +1245,13 @@ def random_(self, *bounds, generator=None, **kwargs):
 
     # (PyTorch's node for each form: RandomBackward0 from-to, 1 to, 2 neither)
     node = f"RandomBackward{0 if len(bounds) == 2 or 'from' in kwargs else 1 if bounds or 'to' in kwargs else 2}"
+    given = dict(kwargs)
     lo, hi = kwargs.pop("from", 0), kwargs.pop("to", None)
     if kwargs:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for b in (*bounds, *given.values()):  # (ints: a numpy int or a 0-d integer tensor too; no float, no bool)
+        if isinstance(b, (bool, np.bool_)) or not hasattr(b, "__index__") or isinstance(b, Tensor) and b.array.dtype.kind not in "iu":
+            raise TypeError(invalid_arguments("random_", bounds, random.RANDOM_OVERLOADS, given))
     random.check_random_generator(generator, bounds)
     if len(bounds) == 1:
         hi = bounds[0]
