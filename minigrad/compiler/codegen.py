@@ -237,14 +237,19 @@ def _accumulate(w, i, step):
         # C order, writeable and aligned, the flags read once; an unaligned one takes the general path)
         s, a, like = grad[1], leaf, step.variable[1].array  # (its shape and dtype: the program's guard checks them)
         w.line(f"g = env[{s}]; env[{s}] = None")
+        # A view is adopted too when it is the whole of an array that nothing else holds (a bias's
+        # gradient reduced into a row and reshaped): that memory is as private as an array's own, where
+        # the engine, which cannot tell, copies it (the same values either way).
         w.line(f"if g is not None and {a}._grad is None and g.shape == {w.bind(f'shape{i}', like.shape)} "
-               f"and g.dtype == {w.bind(f'dtype{i}', like.dtype)} and g.base is None and g.flags.carray "
-               f"and getrefcount(g) <= own_refs and not grad_mode.inference_tensors_made:")
+               f"and g.dtype == {w.bind(f'dtype{i}', like.dtype)} and g.flags.carray "
+               f"and getrefcount(g) <= own_refs and not grad_mode.inference_tensors_made and ("
+               f"(b := g.base) is None or type(b) is ndarray and b.base is None and b.nbytes == g.nbytes "
+               f"and b.flags.writeable and getrefcount(b) <= own_refs + 1):")
         w.line(f"    {a}._grad = Tensor._wrap(g)")
         w.line("elif g is not None:")
         w.line(f"    g = Tensor._wrap(g); {accumulate}({leaf}, g)")
         w.line(f"else: {w.bind(f'step{i}', step.run)}(env, ctxs, {i})")
-        w.line("g = None")
+        w.line("g = b = None")
     elif grad[0] == "t" and grad[1] in step.frees:
         s = grad[1]
         w.line(f"g = env[{s}]")
@@ -342,9 +347,10 @@ def _array_forward(w, i, step):
     arrays, checks = [], []
     for k, j in enumerate(positions):
         if j in from_slot:
-            w.line(f"a{k} = env[{from_slot[j]}]")
-            w.line(f"if isinstance(a{k}, Tensor): a{k} = a{k}.array")
-            if shapes[k] is not None:
+            w.array_of(from_slot[j], f"a{k}")
+            # an array step's value has the capture's shape at every call (in a program with no live
+            # object, the guards fix every shape those steps see, as they assume): nothing to check
+            if shapes[k] is not None and from_slot[j] not in w.array_slots:
                 checks.append(f"a{k}.shape == {w.bind(f'shape{i}_{k}', shapes[k])}")
             arrays.append(f"a{k}")
         else:  # a tensor from outside (a parameter): its array now
@@ -355,7 +361,12 @@ def _array_forward(w, i, step):
     (s,) = step.slots
     store = (f"t = {w.bind(f'shell{s}', w.shells[s])}; t.array = out; env[{s}] = t" if s in w.shells
              else f"env[{s}] = out")
-    if not checks:
+    # array steps' values in, unchecked: an array of a fixed shape out, as an array step's
+    read = [from_slot[j] for j in positions if j in from_slot]
+    fixed = not checks and s not in w.shells and read and all(r in w.array_slots for r in read)
+    if fixed:  # (straight into its slot: no local left holding a gradient a leaf may adopt)
+        w.line(f"env[{s}] = {call[len('out = '):]}")
+    elif not checks:
         w.line(call)
         w.line(store)
     else:
@@ -369,6 +380,8 @@ def _array_forward(w, i, step):
     if s not in w.shells:  # an array there, or a Tensor: readers wrap it
         w.tensor_slots.discard(s)
         w.array_slots.discard(s)
+        if fixed:
+            w.array_slots.add(s)
 
 
 def _backward(w, i, step, forward_cls):
