@@ -21,7 +21,12 @@ independent shares; numba runs it on its OpenMP (or TBB) threads, `threads()` of
 compiled code with no GIL and spin a while between jobs, as PyTorch's OpenMP threads do (a parked
 Python thread or a sleeping OpenBLAS worker takes tens of microseconds to wake, a large part of a
 small op). A team kernel's threads call a plain kernel on their share (a loop written inside a
-prange compiles worse): a kernel named inside another is numba's dispatcher of its plain form.
+prange compiles worse): a kernel named inside another is numba's dispatcher of its plain form, whose
+code numba links into the caller and optimizes again, and inside a team kernel four times over (the
+parallel loop's body and numba's three wrappers around it each link and compile it again: a team
+kernel took 3x its plain kernel's compile time). So a kernel named inside a team kernel is called
+through a symbol bound to its plain form's compiled function (`_call_by_symbol`): the same code as a
+plain call, compiled once.
 Shares are cut so that no result depends on the thread that computed it: one thread runs the same
 team code, so a step is the same bits on one thread and on many (tested). (Linear's products are
 cut in `threads()` shares, one product on one thread: at a GPT's shapes each share takes BLAS's
@@ -58,7 +63,7 @@ Helpers kernels may call, defined once numba imports (and `prange`, numba's, for
 numba's disk cache is keyed on each kernel's own source file: after editing `gemm`,
 `exp_nonpositive`, `tanh`, `max_of` or `share` here (or a kernel another file's kernel calls), delete the cached
 kernels of the files that call them (the *.nbi / *.nbc files in their __pycache__), or those
-kernels keep the old code.
+kernels keep the old code (a team kernel's calls of kernels excepted: they go through symbols).
 """
 import contextlib
 import ctypes
@@ -191,7 +196,10 @@ def _load_cached(cache, sig, target_context):
     with _without_lock_events():
         _initialize_runtime(target_context, cache.cache_path)
         with cache._guard_against_spurious_io_errors():
-            return cache._load_overload(sig, target_context)
+            try:
+                return cache._load_overload(sig, target_context)
+            except _StaleCallee:  # a team kernel whose callee changed: compiled again
+                return None
 
 
 def _initialize_runtime(target_context, directory):
@@ -546,6 +554,8 @@ def _define_helpers(numba):
     # threads each call it on their share (numba compiles a loop written inside a prange worse)
     @typeof_impl.register(kernel)
     def _typeof_kernel(val, c):
+        if getattr(_compiling, "team", False):
+            return val._by_symbol()
         return types.Dispatcher(val._plain())
 
     gemm, exp_nonpositive, tanh, max_of, prange = _gemm, _exp_nonpositive, _tanh, _max_of, numba.prange
@@ -571,7 +581,7 @@ def _say_if_compiling(dispatcher):
               file=sys.stderr, flush=True)
 
 
-def _compile_quietly(dispatcher):
+def _compile_quietly(dispatcher, team=False):
     """Compile `dispatcher`'s kernels without numba's internal-check warnings (NumbaIRAssumptionWarning,
     which asks for a bug report to numba): a user can do nothing about them, and a first run on a machine
     should say only that kernels are compiling. The filter wraps numba's compiler, which runs only when
@@ -582,11 +592,93 @@ def _compile_quietly(dispatcher):
     compile = compiler.compile
 
     def compile_quietly(*args, **kws):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", _numba.errors.NumbaIRAssumptionWarning)
-            return compile(*args, **kws)
+        # (`team`: whether the kernels named in the one compiling are called through symbols: set
+        # for each compile, as a team kernel's compile compiles its plain callees inside it)
+        before, _compiling.team = getattr(_compiling, "team", False), team
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", _numba.errors.NumbaIRAssumptionWarning)
+                return compile(*args, **kws)
+        finally:
+            _compiling.team = before
 
     compiler.compile = compile_quietly
+
+
+_compiling = threading.local()  # .team: whether the kernel compiling now is a team kernel
+
+
+class _StaleCallee(Exception):
+    """A cached team kernel's callee no longer has the types it was compiled against: compile it again."""
+
+
+def _call_by_symbol(callee):
+    """A numba function that calls `callee`'s plain form through a symbol, for a team kernel (module docstring).
+
+    Typing it compiles the plain form for the argument types, as a call of numba's dispatcher does; the
+    call is to a declared function, bound (`_bind`) to that compiled function's address, so numba links
+    none of its code into the team kernel. The team kernel's library records the binding (numba runs a
+    library's `_reload_init` before loading it from its disk cache), so a cached team kernel binds its
+    callees again before its machine code is loaded."""
+    from numba.core import cgutils
+    from numba.core import types as nb
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def call(typingctx, *args):
+        sig = nb.Dispatcher(callee._plain()).get_call_type(typingctx, args, {})
+
+        def codegen(context, builder, signature, llargs):
+            name = _bind(callee, sig.args, sig.return_type)
+            context.active_code_library._reload_init.add(
+                functools.partial(_bind_saved, callee.py_func.__module__, callee.__name__, sig.args, sig.return_type,
+                                  name))
+            values = cgutils.unpack_tuple(builder, llargs[0], len(args))
+            values = [context.cast(builder, v, a, b) for v, a, b in zip(values, args, sig.args)]
+            fn = cgutils.get_or_insert_function(
+                builder.module, context.call_conv.get_function_type(sig.return_type, sig.args), name)
+            status, result = context.call_conv.call_function(builder, fn, sig.return_type, sig.args, values)
+            with cgutils.if_unlikely(builder, status.is_error):  # (as numba's call of a dispatcher)
+                context.call_conv.return_status_propagate(builder, status)
+            return result
+
+        return sig.return_type(nb.StarArgTuple(args)), codegen
+
+    return call
+
+
+def _bind(callee, argtypes, return_type):
+    """Bind the symbol of `callee`'s plain form for `argtypes` to its compiled function (compiled or loaded
+    from the disk cache now where this process has none), and return the symbol's name. The name is
+    the kernel's and its signature's, the same in every process, as a cached caller's machine code needs."""
+    import hashlib
+
+    from llvmlite import binding as ll
+
+    dispatcher = callee._plain()
+    dispatcher.compile(argtypes)
+    compiled = dispatcher.overloads[tuple(argtypes)]
+    if compiled.signature.return_type != return_type:  # (a caller cached before the callee's source changed)
+        raise _StaleCallee(f"{callee.__name__}{argtypes} returns {compiled.signature.return_type}")
+    signature = f"{callee.py_func.__module__}.{callee.__name__}{tuple(argtypes)} -> {return_type}"
+    name = "minigrad.kernel." + hashlib.sha256(signature.encode()).hexdigest()
+    ll.add_symbol(name, compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name))
+    return name
+
+
+def _bind_saved(module, qualname, argtypes, return_type, name):
+    """`_bind` for a team kernel loaded from numba's disk cache, before its machine code is."""
+    callee = getattr(importlib.import_module(module), qualname, None)
+    if not isinstance(callee, kernel):
+        raise _StaleCallee(f"{module}.{qualname} is not a kernel")
+    try:
+        bound = _bind(callee, argtypes, return_type)
+    except _StaleCallee:
+        raise
+    except Exception as e:  # (no longer compiles for these types)
+        raise _StaleCallee(str(e)) from e
+    if bound != name:
+        raise _StaleCallee(f"{name} is now {bound}")
 
 
 class kernel:
@@ -606,6 +698,7 @@ class kernel:
         self.parallel = parallel
         self._compiled = None
         self._team_compiled = None
+        self._symbol_call = None
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
 
@@ -623,7 +716,7 @@ class kernel:
         _load_without_registries(compiled)
         _typeof_without_masked_check(compiled)
         _say_if_compiling(compiled)
-        _compile_quietly(compiled)
+        _compile_quietly(compiled, team)
         return compiled
 
     def _plain(self):
@@ -634,6 +727,16 @@ class kernel:
                 if self._compiled is None:
                     self._compiled = self._compile(False)
         return self._compiled
+
+    def _by_symbol(self):
+        """The numba type of the function a team kernel calls this one by (`_call_by_symbol`), made once."""
+        if self._symbol_call is None:
+            from numba.core.registry import cpu_target
+
+            call, typing = _call_by_symbol(self), cpu_target.typing_context
+            typing.refresh()  # (registers the new function's typing: a compile refreshes it anyway)
+            self._symbol_call = typing.resolve_value_type(call)
+        return self._symbol_call
 
     def plain(self, *args):
         """Call the plain-loop form on this thread (work too small to share out)."""
