@@ -941,7 +941,8 @@ def test_topk_is_sorts_first_k_like_torch(grad):
 
 
 def test_view_minus_one_by_c_takes_the_short_path_and_gives_the_general_paths_shape_as_torch():
-    # view(-1, C) with two Python ints works out the shape itself; anything else goes through _infer_shape
+    # view(-1, C) and view(B, C) with two Python ints (B * C the size) work out the shape themselves; anything
+    # else goes through _infer_shape
     from minigrad.ops import shape as shape_ops
 
     calls = []
@@ -949,7 +950,7 @@ def test_view_minus_one_by_c_takes_the_short_path_and_gives_the_general_paths_sh
     shape_ops._infer_shape = lambda s, n: calls.append(s) or infer(s, n)
     try:
         for dims, args, short in [((4, 3, 5), (-1, 15), True), ((4, 3, 5), (-1, 5), True), ((0, 6), (-1, 3), True),
-                                  ((4, 3, 5), (12, 5), False), ((4, 3, 5), (-1, np.int64(5)), False),
+                                  ((4, 3, 5), (12, 5), True), ((4, 3, 5), (-1, np.int64(5)), False),
                                   ((4, 3, 5), (-1, 7), False), ((4, 3, 5), (-1, 0), False),
                                   ((4, 3, 5), (5, -1), False), ((4, 3, 5), (-1, -1), False)]:
             a = np.arange(int(np.prod(dims)), dtype=np.float32).reshape(dims)
